@@ -1,0 +1,243 @@
+//! The Warden guard component: converts WIT records to `warden-core` types and
+//! back, and implements the core's ports over the world's imports. No policy
+//! logic lives here.
+//!
+//! The crate is `no_std` so that the component imports nothing but its own
+//! world: no WASI filesystem, sockets, clocks, random or environment.
+
+#![no_std]
+
+extern crate alloc;
+
+mod convert;
+mod ports;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
+use exports::warden::guard::policy::{
+    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, OutboundMessage,
+    OutcomeReport, PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
+};
+use warden::guard::types::{PolicyError, Verdict};
+use warden_core::Warden;
+
+wit_bindgen::generate!({
+    world: "guard",
+    path: "../../wit",
+});
+
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
+/// A guest panic is a bug; trapping hands it to the host, which discards the
+/// instance and answers with the running check's failure mode.
+#[cfg(target_arch = "wasm32")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
+}
+
+// `memcmp` and friends come from wasi-libc's self-contained libc, which has
+// no imports of its own; nothing else of libc is linked.
+#[link(name = "c")]
+unsafe extern "C" {}
+
+/// The canonical ABI's allocator entry point. On wasm32-wasip2 it normally
+/// comes from `std`; a `no_std` component exports its own over the global
+/// allocator.
+///
+/// # Safety
+/// Called only by the component model's lifting and lowering code, with a
+/// pointer and sizes it obtained from earlier calls.
+#[cfg(target_arch = "wasm32")]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cabi_realloc(
+    old_ptr: *mut u8,
+    old_len: usize,
+    align: usize,
+    new_len: usize,
+) -> *mut u8 {
+    use alloc::alloc::{Layout, alloc, realloc};
+    if new_len == 0 {
+        return align as *mut u8;
+    }
+    // SAFETY: the canonical ABI passes a power-of-two alignment and, for a
+    // reallocation, the pointer and size of an earlier allocation.
+    let ptr = unsafe {
+        if old_len == 0 {
+            alloc(Layout::from_size_align_unchecked(new_len, align))
+        } else {
+            realloc(
+                old_ptr,
+                Layout::from_size_align_unchecked(old_len, align),
+                new_len,
+            )
+        }
+    };
+    if ptr.is_null() {
+        core::arch::wasm32::unreachable();
+    }
+    ptr
+}
+
+/// The active policy of this instance.
+struct Active(RefCell<Option<Warden>>);
+
+// SAFETY: a component instance runs on one thread and is never re-entered:
+// the component model forbids re-entrance, and the core never calls back into
+// the exports.
+#[expect(unsafe_code, reason = "component instances are single-threaded")]
+unsafe impl Sync for Active {}
+
+static ACTIVE: Active = Active(RefCell::new(None));
+
+/// Runs `f` with the active policy, if `configure` has succeeded.
+fn with_policy<T>(f: impl FnOnce(Option<&Warden>) -> T) -> T {
+    let active = ACTIVE.0.borrow();
+    f(active.as_ref())
+}
+
+fn configured<T>(
+    f: impl FnOnce(&Warden) -> Result<T, warden_core::model::PolicyError>,
+) -> Result<T, PolicyError> {
+    with_policy(|policy| match policy {
+        Some(w) => f(w).map_err(convert::policy_error),
+        None => Err(PolicyError::NotConfigured),
+    })
+}
+
+struct Component;
+
+impl PolicyGuest for Component {
+    fn configure(config: String) -> Result<ConfigReport, Vec<ConfigError>> {
+        match Warden::configure(&config) {
+            Ok(warden) => {
+                let report = convert::config_report(warden.report());
+                *ACTIVE.0.borrow_mut() = Some(warden);
+                Ok(report)
+            }
+            Err(errors) => Err(errors
+                .into_iter()
+                .map(|e| ConfigError {
+                    path: e.path,
+                    message: e.message,
+                })
+                .collect()),
+        }
+    }
+
+    fn check_turn(turn: Turn) -> TurnOutcome {
+        let turn = convert::turn(turn);
+        let outcome = with_policy(|policy| match policy {
+            Some(w) => w.check_turn(&ports::host(), &turn),
+            None => warden_core::unconfigured::turn(),
+        });
+        convert::turn_outcome(outcome)
+    }
+
+    fn check_tool_call(call: ToolCall) -> Verdict {
+        let call = convert::tool_call(call);
+        let verdict = with_policy(|policy| match policy {
+            Some(w) => w.check_tool_call(&ports::host(), &call),
+            None => warden_core::unconfigured::tool_call(),
+        });
+        convert::verdict(verdict)
+    }
+
+    fn check_outbound(message: OutboundMessage) -> Verdict {
+        let message = convert::outbound_message(message);
+        let verdict = with_policy(|policy| match policy {
+            Some(w) => w.check_outbound(&ports::host(), &message),
+            None => warden_core::unconfigured::outbound(),
+        });
+        convert::verdict(verdict)
+    }
+
+    fn start_turn(start: TurnStart) -> Result<Option<PinState>, PolicyError> {
+        let start = convert::turn_start(start);
+        configured(|w| w.start_turn(&ports::host(), &start)).map(|p| p.map(convert::pin_state))
+    }
+
+    fn settle_turn(end: TurnEnd) -> Result<(), PolicyError> {
+        let end = convert::turn_end(end);
+        configured(|w| w.settle_turn(&ports::host(), &end))
+    }
+
+    fn current_pin(session_id: String, now_ms: u64) -> Result<Option<PinState>, PolicyError> {
+        configured(|w| w.current_pin(&ports::host(), &session_id, now_ms))
+            .map(|p| p.map(convert::pin_state))
+    }
+
+    fn record_approval(answer: Approval) -> Result<(), PolicyError> {
+        let answer = convert::approval(answer);
+        configured(|w| w.record_approval(&ports::host(), &answer))
+    }
+
+    fn record_usage(usage: Usage) -> Result<(), PolicyError> {
+        let usage = convert::usage(usage);
+        configured(|w| w.record_usage(&ports::host(), &usage))
+    }
+
+    fn record_outcome(report: OutcomeReport) -> Result<(), PolicyError> {
+        let report = convert::outcome_report(report);
+        configured(|w| w.record_outcome(&ports::host(), &report))
+    }
+
+    fn diagnostics() -> Result<DiagnosticsReport, PolicyError> {
+        configured(|w| w.diagnostics(&ports::host())).map(convert::diagnostics)
+    }
+}
+
+impl GateGuest for Component {
+    fn consent(
+        _channel: String,
+        _recipient: String,
+        _offset: Option<String>,
+        _how: Option<String>,
+        _now_ms: u64,
+    ) -> Result<(), PolicyError> {
+        configured(|_| Err(gate_not_configured()))
+    }
+
+    fn opt_out(_recipient: String, _now_ms: u64) -> Result<(), PolicyError> {
+        configured(|_| Err(gate_not_configured()))
+    }
+
+    fn revoke(_channel: String, _recipient: String, _now_ms: u64) -> Result<bool, PolicyError> {
+        configured(|_| Err(gate_not_configured()))
+    }
+
+    fn reply(
+        _channel: String,
+        _recipient: String,
+        _thread: Option<String>,
+        _now_ms: u64,
+    ) -> Result<(), PolicyError> {
+        configured(|_| Err(gate_not_configured()))
+    }
+
+    fn set_variables(
+        _channel: String,
+        _recipient: String,
+        _variables: Vec<(String, String)>,
+        _now_ms: u64,
+    ) -> Result<(), PolicyError> {
+        configured(|_| Err(gate_not_configured()))
+    }
+
+    fn log(_limit: u32) -> Result<Vec<LedgerEntry>, PolicyError> {
+        configured(|_| Err(gate_not_configured()))
+    }
+
+    fn status() -> Result<GateStatus, PolicyError> {
+        configured(|_| Err(gate_not_configured()))
+    }
+}
+
+fn gate_not_configured() -> warden_core::model::PolicyError {
+    warden_core::model::PolicyError::Other(String::from("the consent gate is not configured"))
+}
+
+export!(Component);

@@ -1,0 +1,212 @@
+//! In-memory fakes of the ports, for tests of the core and of code built on it.
+
+use crate::ports::{
+    Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Storage, StorageError,
+};
+use crate::prelude::*;
+use core::cell::RefCell;
+
+/// Storage in a map, with compare-and-swap and an injectable failure.
+#[derive(Default)]
+pub struct MemoryStorage {
+    data: RefCell<BTreeMap<(String, String), Entry>>,
+    failure: RefCell<Option<StorageError>>,
+    writes: RefCell<usize>,
+}
+
+impl MemoryStorage {
+    /// Every later call fails with `error`.
+    pub fn fail_with(&self, error: StorageError) {
+        *self.failure.borrow_mut() = Some(error);
+    }
+
+    /// Calls succeed again.
+    pub fn heal(&self) {
+        *self.failure.borrow_mut() = None;
+    }
+
+    /// Number of stored keys.
+    pub fn len(&self) -> usize {
+        self.data.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of successful writes and deletes.
+    pub fn writes(&self) -> usize {
+        *self.writes.borrow()
+    }
+
+    /// Every stored value, for tests that scan for clear text.
+    pub fn dump(&self) -> Vec<(String, String, Vec<u8>)> {
+        self.data
+            .borrow()
+            .iter()
+            .map(|((ns, k), e)| (ns.clone(), k.clone(), e.value.clone()))
+            .collect()
+    }
+
+    fn fail(&self) -> Result<(), StorageError> {
+        match &*self.failure.borrow() {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn holds(current: Option<&Entry>, when: Condition) -> bool {
+        match when {
+            Condition::Any => true,
+            Condition::Absent => current.is_none(),
+            Condition::Version(v) => current.is_some_and(|e| e.version == v),
+        }
+    }
+}
+
+impl Storage for MemoryStorage {
+    fn get(&self, namespace: &str, key: &str) -> Result<Option<Entry>, StorageError> {
+        self.fail()?;
+        Ok(self
+            .data
+            .borrow()
+            .get(&(namespace.into(), key.into()))
+            .cloned())
+    }
+
+    fn set(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: &[u8],
+        when: Condition,
+    ) -> Result<u64, StorageError> {
+        self.fail()?;
+        let mut data = self.data.borrow_mut();
+        let k = (namespace.to_string(), key.to_string());
+        let current = data.get(&k);
+        if !Self::holds(current, when) {
+            return Err(StorageError::Conflict);
+        }
+        let version = current.map_or(1, |e| e.version + 1);
+        data.insert(
+            k,
+            Entry {
+                value: value.to_vec(),
+                version,
+            },
+        );
+        *self.writes.borrow_mut() += 1;
+        Ok(version)
+    }
+
+    fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
+        self.fail()?;
+        let mut data = self.data.borrow_mut();
+        let k = (namespace.to_string(), key.to_string());
+        let current = data.get(&k);
+        if current.is_none() {
+            return if matches!(when, Condition::Version(_)) {
+                Err(StorageError::Conflict)
+            } else {
+                Ok(false)
+            };
+        }
+        if !Self::holds(current, when) {
+            return Err(StorageError::Conflict);
+        }
+        data.remove(&k);
+        *self.writes.borrow_mut() += 1;
+        Ok(true)
+    }
+
+    fn list(
+        &self,
+        namespace: &str,
+        prefix: &str,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<(String, Entry)>, StorageError> {
+        self.fail()?;
+        let data = self.data.borrow();
+        let matching = data
+            .iter()
+            .filter(|((ns, k), _)| ns == namespace && k.starts_with(prefix))
+            .map(|((_, k), e)| (k.clone(), e.clone()));
+        let limit = limit as usize;
+        Ok(if reverse {
+            matching.rev().take(limit).collect()
+        } else {
+            matching.take(limit).collect()
+        })
+    }
+}
+
+/// A scripted HTTP port: answers come from a closure, requests are recorded.
+pub struct ScriptedHttp {
+    answer: Box<dyn Fn(&HttpRequest) -> Result<HttpResponse, HttpError>>,
+    seen: RefCell<Vec<HttpRequest>>,
+    batches: RefCell<Vec<usize>>,
+}
+
+impl ScriptedHttp {
+    pub fn new(answer: impl Fn(&HttpRequest) -> Result<HttpResponse, HttpError> + 'static) -> Self {
+        ScriptedHttp {
+            answer: Box::new(answer),
+            seen: RefCell::new(Vec::new()),
+            batches: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// An HTTP port that must never be called: every request is denied and recorded.
+    pub fn unreachable() -> Self {
+        ScriptedHttp::new(|_| Err(HttpError::Denied))
+    }
+
+    /// Every request seen, in order.
+    pub fn requests(&self) -> Vec<HttpRequest> {
+        self.seen.borrow().clone()
+    }
+
+    /// The size of each `send-all` batch (a `send` counts as a batch of one).
+    pub fn batches(&self) -> Vec<usize> {
+        self.batches.borrow().clone()
+    }
+}
+
+impl Http for ScriptedHttp {
+    fn send(&self, request: &HttpRequest) -> Result<HttpResponse, HttpError> {
+        self.seen.borrow_mut().push(request.clone());
+        self.batches.borrow_mut().push(1);
+        (self.answer)(request)
+    }
+
+    fn send_all(&self, requests: &[HttpRequest]) -> Vec<Result<HttpResponse, HttpError>> {
+        self.batches.borrow_mut().push(requests.len());
+        requests
+            .iter()
+            .map(|r| {
+                self.seen.borrow_mut().push(r.clone());
+                (self.answer)(r)
+            })
+            .collect()
+    }
+}
+
+/// A log that keeps its lines.
+#[derive(Default)]
+pub struct VecLog {
+    lines: RefCell<Vec<(Level, String)>>,
+}
+
+impl VecLog {
+    pub fn lines(&self) -> Vec<(Level, String)> {
+        self.lines.borrow().clone()
+    }
+}
+
+impl Log for VecLog {
+    fn write(&self, level: Level, message: &str) {
+        self.lines.borrow_mut().push((level, message.to_string()));
+    }
+}

@@ -1,0 +1,363 @@
+//! The `warden` command. [`run`] takes the arguments and the three standard
+//! streams, so tests drive exactly what users run.
+
+mod demo;
+
+use crate::json::{self, VerdictJson};
+use crate::runtime::{ComponentSource, Level, Limits, LogSink, Runtime, RuntimeOptions};
+use crate::storage::SqliteStorage;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Exit code of a request that was refused as invalid.
+pub const EXIT_INVALID: i32 = 2;
+/// Exit code of a failure to run at all.
+pub const EXIT_FAILURE: i32 = 1;
+/// Largest request read from stdin, in bytes (8 MiB).
+pub const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "warden",
+    version,
+    about = "Warden: a policy engine for AI agents, run as a sandboxed WebAssembly component."
+)]
+struct Cli {
+    #[command(flatten)]
+    host: HostArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+struct HostArgs {
+    /// Run this component file instead of the one built into `warden`.
+    #[arg(long, global = true, value_name = "FILE")]
+    component: Option<PathBuf>,
+    /// Folder for compiled components [default: $WARDEN_CACHE_DIR, $XDG_CACHE_HOME/warden or ~/.cache/warden].
+    #[arg(long, global = true, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile the component every time instead of caching it.
+    #[arg(long, global = true)]
+    no_cache: bool,
+    /// Least severe guest log lines printed on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogLevel::Warn)]
+    log_level: LogLevel,
+    /// Guest memory cap, in MiB.
+    #[arg(long, global = true, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    memory_mib: u64,
+    /// Guest CPU time per call, in milliseconds (time in host calls excluded).
+    #[arg(long, global = true, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    cpu_ms: u64,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum LogLevel {
+    Debug,
+    Info,
+    Warn,
+    Error,
+    Off,
+}
+
+#[derive(Args, Debug, Clone)]
+struct Policy {
+    /// The Warden configuration (JSON).
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// The SQLite database that holds pins, approvals, counters and the ledger.
+    #[arg(long, value_name = "FILE", default_value = "warden.db")]
+    db: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Check one request read as JSON on stdin; print the answer as JSON.
+    Check {
+        /// What to check.
+        #[arg(value_enum)]
+        what: CheckKind,
+        #[command(flatten)]
+        policy: Policy,
+    },
+    /// Start a turn: pin the reply of a session to a chat.
+    Pin {
+        #[command(flatten)]
+        policy: Policy,
+        /// The session.
+        #[arg(long)]
+        session: String,
+        /// The chat the answer is owed to.
+        #[arg(long)]
+        chat: String,
+        /// The chat's label, for refusal messages.
+        #[arg(long)]
+        label: Option<String>,
+        /// The run.
+        #[arg(long)]
+        run: Option<String>,
+        /// The time, in milliseconds since the Unix epoch [default: now].
+        #[arg(long)]
+        now_ms: Option<u64>,
+    },
+    /// Settle a turn: clear the session's pin.
+    Settle {
+        #[command(flatten)]
+        policy: Policy,
+        /// The session.
+        #[arg(long)]
+        session: String,
+        /// The run.
+        #[arg(long)]
+        run: Option<String>,
+        /// The time, in milliseconds since the Unix epoch [default: now].
+        #[arg(long)]
+        now_ms: Option<u64>,
+    },
+    /// Print counters, check status and warnings.
+    Diagnostics {
+        #[command(flatten)]
+        policy: Policy,
+    },
+    /// Validate a configuration and print what it enables, or every error.
+    Validate {
+        /// The Warden configuration (JSON).
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
+    /// Play a bundled session and print each decision.
+    Demo {
+        /// Keep the demo's database here instead of a fresh temporary file.
+        #[arg(long, value_name = "FILE")]
+        db: Option<PathBuf>,
+    },
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum CheckKind {
+    /// An inbound turn (`turn`).
+    Turn,
+    /// A tool call (`tool-call`).
+    Tool,
+    /// An outbound or peer message (`outbound-message`).
+    Outbound,
+}
+
+/// A failure that ends the command with a message and an exit code.
+struct Failure {
+    code: i32,
+    message: String,
+}
+
+impl Failure {
+    fn invalid(message: impl Into<String>) -> Failure {
+        Failure {
+            code: EXIT_INVALID,
+            message: message.into(),
+        }
+    }
+
+    fn failed(message: impl Into<String>) -> Failure {
+        Failure {
+            code: EXIT_FAILURE,
+            message: message.into(),
+        }
+    }
+}
+
+/// The standard streams a command uses.
+pub struct Io<'a> {
+    pub stdin: &'a mut dyn Read,
+    pub stdout: &'a mut dyn Write,
+    pub stderr: &'a mut (dyn Write + Send),
+}
+
+/// Runs `warden` with `args` (the first is the program name) and returns the exit code.
+pub fn run(args: Vec<OsString>, io: Io<'_>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = write!(io.stderr, "{e}");
+            return if e.use_stderr() { EXIT_INVALID } else { 0 };
+        }
+    };
+    match dispatch(cli, io.stdin, io.stdout) {
+        Ok(()) => 0,
+        Err(f) => {
+            let _ = writeln!(io.stderr, "error: {}", f.message.trim_end());
+            f.code
+        }
+    }
+}
+
+fn log_sink(min: LogLevel) -> LogSink {
+    Arc::new(move |level: Level, message: &str| {
+        let (rank, name) = match level {
+            Level::Debug => (LogLevel::Debug, "debug"),
+            Level::Info => (LogLevel::Info, "info"),
+            Level::Warn => (LogLevel::Warn, "warn"),
+            Level::Error => (LogLevel::Error, "error"),
+        };
+        if rank >= min {
+            eprintln!("warden {name}: {message}");
+        }
+    })
+}
+
+fn read_config(path: &PathBuf) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", path.display())))
+}
+
+fn read_stdin(stdin: &mut dyn Read) -> Result<String, Failure> {
+    let mut text = String::new();
+    stdin
+        .take(MAX_STDIN_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| Failure::invalid(format!("cannot read the request from stdin: {e}")))?;
+    if text.len() as u64 > MAX_STDIN_BYTES {
+        return Err(Failure::invalid(format!(
+            "the request on stdin must be at most {MAX_STDIN_BYTES} bytes"
+        )));
+    }
+    Ok(text)
+}
+
+fn options(host: &HostArgs, storage: Arc<dyn crate::storage::Storage>) -> RuntimeOptions {
+    RuntimeOptions {
+        component: match &host.component {
+            Some(path) => ComponentSource::File(path.clone()),
+            None => ComponentSource::Embedded,
+        },
+        cache_dir: if host.no_cache {
+            None
+        } else {
+            host.cache_dir
+                .clone()
+                .or_else(crate::runtime::default_cache_dir)
+        },
+        limits: Limits {
+            memory_bytes: (host.memory_mib * 1024 * 1024) as usize,
+            cpu: Duration::from_millis(host.cpu_ms),
+            ..Limits::default()
+        },
+        storage,
+        log: log_sink(host.log_level),
+    }
+}
+
+/// Opens the database and starts a runtime configured with `config`.
+fn start(host: &HostArgs, config: &str, db: &PathBuf) -> Result<Runtime, Failure> {
+    let storage = SqliteStorage::open(db)
+        .map_err(|e| Failure::failed(format!("cannot open the database {}: {e}", db.display())))?;
+    Runtime::new(options(host, Arc::new(storage)), config).map_err(|e| match e {
+        crate::StartError::Config(_) => Failure::invalid(e.to_string()),
+        crate::StartError::Load(_) => Failure::failed(e.to_string()),
+    })
+}
+
+fn print_json(stdout: &mut dyn Write, value: &impl serde::Serialize) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| Failure::failed(e.to_string()))?;
+    writeln!(stdout, "{text}").map_err(|e| Failure::failed(format!("cannot write the answer: {e}")))
+}
+
+fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<(), Failure> {
+    let host = cli.host;
+    match cli.command {
+        Command::Check { what, policy } => {
+            let config = read_config(&policy.config)?;
+            let request = read_stdin(stdin)?;
+            // Parse before opening anything: a rejected request writes nothing.
+            match what {
+                CheckKind::Tool => {
+                    let call: json::ToolCallJson =
+                        json::parse(&request).map_err(Failure::invalid)?;
+                    let runtime = start(&host, &config, &policy.db)?;
+                    let verdict = runtime.check_tool_call(&call.into());
+                    print_json(stdout, &VerdictJson::from(&verdict))
+                }
+                CheckKind::Outbound => {
+                    let message: json::OutboundJson =
+                        json::parse(&request).map_err(Failure::invalid)?;
+                    let message = message.into_wit().map_err(Failure::invalid)?;
+                    let runtime = start(&host, &config, &policy.db)?;
+                    let verdict = runtime.check_outbound(&message);
+                    print_json(stdout, &VerdictJson::from(&verdict))
+                }
+                CheckKind::Turn => {
+                    let turn: json::TurnJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let runtime = start(&host, &config, &policy.db)?;
+                    let outcome = runtime.check_turn(&turn.into());
+                    print_json(stdout, &json::TurnOutcomeJson::from(&outcome))
+                }
+            }
+        }
+        Command::Pin {
+            policy,
+            session,
+            chat,
+            label,
+            run,
+            now_ms,
+        } => {
+            let config = read_config(&policy.config)?;
+            let runtime = start(&host, &config, &policy.db)?;
+            let start = json::TurnStartJson {
+                session_id: session,
+                run_id: run,
+                chat_id: Some(chat),
+                label,
+                now_ms,
+            };
+            let pin = runtime
+                .start_turn(&start.into())
+                .map_err(|e| Failure::invalid(e.to_string()))?;
+            print_json(stdout, &pin.as_ref().map(json::PinStateJson::from))
+        }
+        Command::Settle {
+            policy,
+            session,
+            run,
+            now_ms,
+        } => {
+            let config = read_config(&policy.config)?;
+            let runtime = start(&host, &config, &policy.db)?;
+            let end = json::TurnEndJson {
+                session_id: session,
+                run_id: run,
+                now_ms,
+            };
+            runtime
+                .settle_turn(&end.into())
+                .map_err(|e| Failure::invalid(e.to_string()))?;
+            print_json(stdout, &serde_json::json!({"settled": true}))
+        }
+        Command::Diagnostics { policy } => {
+            let config = read_config(&policy.config)?;
+            let runtime = start(&host, &config, &policy.db)?;
+            let report = runtime
+                .diagnostics()
+                .map_err(|e| Failure::failed(e.to_string()))?;
+            print_json(stdout, &json::DiagnosticsJson::from(&report))
+        }
+        Command::Validate { config } => {
+            let text = read_config(&config)?;
+            let dir = temp_dir()?;
+            let runtime = start(&host, &text, &dir.path().join("validate.db"))?;
+            print_json(stdout, &json::ConfigReportJson::from(runtime.report()))
+        }
+        Command::Demo { db } => demo::run(&host, db, stdout),
+    }
+}
+
+/// A fresh private folder, removed when dropped.
+fn temp_dir() -> Result<tempfile::TempDir, Failure> {
+    tempfile::Builder::new()
+        .prefix("warden-")
+        .tempdir()
+        .map_err(|e| Failure::failed(format!("cannot create a temporary folder: {e}")))
+}

@@ -1,0 +1,715 @@
+//! The JSON mapping of the WIT records, as the `warden` command, the HTTP
+//! service and the adapters use it.
+//!
+//! Field names are the WIT names in camelCase (`tool-name` → `toolName`);
+//! enum cases are the WIT case names (`allow`, `no-match`, `session`);
+//! `option` fields may be omitted; `nowMs` may be omitted on input, and the
+//! host's clock is used. Input is strict: an unknown field, a wrong type or a
+//! missing required field is refused with the field's path, before anything
+//! reaches the component or storage.
+
+use crate::bindings::exports::warden::guard::policy as wit;
+use crate::bindings::warden::guard::types as t;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The host's clock, in milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Parses `text` as `T`, naming the offending field on error:
+/// `toolName: invalid type: integer `5`, expected a string`.
+pub fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let message = inner.to_string();
+        let message = match message.rfind(" at line ") {
+            Some(i) if inner.is_data() => message[..i].to_string(),
+            _ => message,
+        };
+        if path == "." || path.is_empty() {
+            message
+        } else {
+            format!("{path}: {message}")
+        }
+    })?;
+    de.end()
+        .map_err(|e| format!("trailing characters after the JSON value: {e}"))?;
+    Ok(value)
+}
+
+/// `identity`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdentityJson {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+}
+
+impl From<IdentityJson> for t::Identity {
+    fn from(i: IdentityJson) -> Self {
+        t::Identity {
+            provider: i.provider,
+            account_id: i.account_id,
+            sender_id: i.sender_id,
+            channel_id: i.channel_id,
+            thread_id: i.thread_id,
+            agent_id: i.agent_id,
+        }
+    }
+}
+
+/// `role`.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RoleJson {
+    User,
+    Assistant,
+}
+
+/// `message`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessageJson {
+    pub role: RoleJson,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    pub text: String,
+}
+
+impl From<MessageJson> for t::Message {
+    fn from(m: MessageJson) -> Self {
+        t::Message {
+            role: match m.role {
+                RoleJson::User => t::Role::User,
+                RoleJson::Assistant => t::Role::Assistant,
+            },
+            author: m.author,
+            text: m.text,
+        }
+    }
+}
+
+/// `channel-context`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChannelContextJson {
+    #[serde(default)]
+    pub thread_starter: Option<MessageJson>,
+    #[serde(default)]
+    pub replied_to: Option<MessageJson>,
+    #[serde(default)]
+    pub since_last_reply: Vec<MessageJson>,
+}
+
+/// `trigger`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TriggerJson {
+    #[default]
+    User,
+    Automation,
+    Peer,
+}
+
+/// `queue-mode`.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueModeJson {
+    Steer,
+    Followup,
+    Collect,
+    Interrupt,
+}
+
+/// `turn`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnJson {
+    #[serde(default)]
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub now_ms: Option<u64>,
+    #[serde(default)]
+    pub identity: IdentityJson,
+    #[serde(default)]
+    pub trigger: TriggerJson,
+    pub message: String,
+    #[serde(default)]
+    pub context: ChannelContextJson,
+    #[serde(default)]
+    pub history: Vec<MessageJson>,
+    #[serde(default)]
+    pub queue_mode: Option<QueueModeJson>,
+    #[serde(default)]
+    pub hook_timeout_ms: Option<u32>,
+}
+
+impl From<TurnJson> for wit::Turn {
+    fn from(x: TurnJson) -> Self {
+        wit::Turn {
+            run_id: x.run_id,
+            session_id: x.session_id,
+            now_ms: x.now_ms.unwrap_or_else(now_ms),
+            identity: x.identity.into(),
+            trigger: match x.trigger {
+                TriggerJson::User => wit::Trigger::User,
+                TriggerJson::Automation => wit::Trigger::Automation,
+                TriggerJson::Peer => wit::Trigger::Peer,
+            },
+            message: x.message,
+            context: t::ChannelContext {
+                thread_starter: x.context.thread_starter.map(Into::into),
+                replied_to: x.context.replied_to.map(Into::into),
+                since_last_reply: x
+                    .context
+                    .since_last_reply
+                    .into_iter()
+                    .map(Into::into)
+                    .collect(),
+            },
+            history: x.history.into_iter().map(Into::into).collect(),
+            queue_mode: x.queue_mode.map(|q| match q {
+                QueueModeJson::Steer => wit::QueueMode::Steer,
+                QueueModeJson::Followup => wit::QueueMode::Followup,
+                QueueModeJson::Collect => wit::QueueMode::Collect,
+                QueueModeJson::Interrupt => wit::QueueMode::Interrupt,
+            }),
+            hook_timeout_ms: x.hook_timeout_ms,
+        }
+    }
+}
+
+/// `tool-call`. `arguments` may be a JSON object or its text.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolCallJson {
+    pub tool_name: String,
+    pub arguments: Value,
+    #[serde(default)]
+    pub call_id: Option<String>,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub now_ms: Option<u64>,
+    #[serde(default)]
+    pub identity: IdentityJson,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub derived_paths: Vec<String>,
+}
+
+impl From<ToolCallJson> for wit::ToolCall {
+    fn from(c: ToolCallJson) -> Self {
+        wit::ToolCall {
+            tool_name: c.tool_name,
+            arguments: match c.arguments {
+                Value::String(text) => text,
+                other => other.to_string(),
+            },
+            call_id: c.call_id,
+            run_id: c.run_id,
+            session_id: c.session_id,
+            now_ms: c.now_ms.unwrap_or_else(now_ms),
+            identity: c.identity.into(),
+            cwd: c.cwd,
+            derived_paths: c.derived_paths,
+        }
+    }
+}
+
+/// `direction`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum DirectionJson {
+    #[default]
+    Outbound,
+    Inbound,
+}
+
+/// `outbound-message`. The body is `body` (text) or `bodyBytes` (a list of
+/// byte values, for bodies that are not valid UTF-8), exactly one of them.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OutboundJson {
+    #[serde(default)]
+    pub direction: DirectionJson,
+    pub channel: String,
+    pub recipient: String,
+    #[serde(default)]
+    pub sender: Option<String>,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub body_bytes: Option<Vec<u8>>,
+    #[serde(default)]
+    pub thread: Option<String>,
+    #[serde(default)]
+    pub message_id: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub now_ms: Option<u64>,
+    #[serde(default)]
+    pub identity: IdentityJson,
+}
+
+impl OutboundJson {
+    /// Converts, checking that exactly one body form is given.
+    pub fn into_wit(self) -> Result<wit::OutboundMessage, String> {
+        let body = match (self.body, self.body_bytes) {
+            (Some(text), None) => text.into_bytes(),
+            (None, Some(bytes)) => bytes,
+            (Some(_), Some(_)) => return Err("body: give `body` or `bodyBytes`, not both".into()),
+            (None, None) => return Err("body: missing field `body`".into()),
+        };
+        Ok(wit::OutboundMessage {
+            direction: match self.direction {
+                DirectionJson::Outbound => wit::Direction::Outbound,
+                DirectionJson::Inbound => wit::Direction::Inbound,
+            },
+            channel: self.channel,
+            recipient: self.recipient,
+            sender: self.sender,
+            body,
+            thread: self.thread,
+            message_id: self.message_id,
+            session_id: self.session_id,
+            now_ms: self.now_ms.unwrap_or_else(now_ms),
+            identity: self.identity.into(),
+        })
+    }
+}
+
+/// `turn-start`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnStartJson {
+    pub session_id: String,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub chat_id: Option<String>,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub now_ms: Option<u64>,
+}
+
+impl From<TurnStartJson> for wit::TurnStart {
+    fn from(s: TurnStartJson) -> Self {
+        wit::TurnStart {
+            session_id: s.session_id,
+            run_id: s.run_id,
+            chat_id: s.chat_id,
+            label: s.label,
+            now_ms: s.now_ms.unwrap_or_else(now_ms),
+        }
+    }
+}
+
+/// `turn-end`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnEndJson {
+    pub session_id: String,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub now_ms: Option<u64>,
+}
+
+impl From<TurnEndJson> for wit::TurnEnd {
+    fn from(e: TurnEndJson) -> Self {
+        wit::TurnEnd {
+            session_id: e.session_id,
+            run_id: e.run_id,
+            now_ms: e.now_ms.unwrap_or_else(now_ms),
+        }
+    }
+}
+
+/// `approval-scope`.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeJson {
+    Once,
+    Session,
+    Always,
+}
+
+impl From<ScopeJson> for t::ApprovalScope {
+    fn from(s: ScopeJson) -> Self {
+        match s {
+            ScopeJson::Once => t::ApprovalScope::Once,
+            ScopeJson::Session => t::ApprovalScope::Session,
+            ScopeJson::Always => t::ApprovalScope::Always,
+        }
+    }
+}
+
+impl From<t::ApprovalScope> for ScopeJson {
+    fn from(s: t::ApprovalScope) -> Self {
+        match s {
+            t::ApprovalScope::Once => ScopeJson::Once,
+            t::ApprovalScope::Session => ScopeJson::Session,
+            t::ApprovalScope::Always => ScopeJson::Always,
+        }
+    }
+}
+
+/// `approval`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApprovalJson {
+    pub key: String,
+    pub allow: bool,
+    pub scope: ScopeJson,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub call_id: Option<String>,
+    #[serde(default)]
+    pub now_ms: Option<u64>,
+}
+
+impl From<ApprovalJson> for wit::Approval {
+    fn from(a: ApprovalJson) -> Self {
+        wit::Approval {
+            key: a.key,
+            allow: a.allow,
+            scope: a.scope.into(),
+            session_id: a.session_id,
+            call_id: a.call_id,
+            now_ms: a.now_ms.unwrap_or_else(now_ms),
+        }
+    }
+}
+
+/// `usage`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UsageJson {
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    pub tokens: u64,
+    #[serde(default)]
+    pub now_ms: Option<u64>,
+}
+
+impl From<UsageJson> for wit::Usage {
+    fn from(u: UsageJson) -> Self {
+        wit::Usage {
+            agent_id: u.agent_id,
+            session_id: u.session_id,
+            tokens: u.tokens,
+            now_ms: u.now_ms.unwrap_or_else(now_ms),
+        }
+    }
+}
+
+/// `delivery`.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryJson {
+    Sent,
+    Failed,
+    Reply,
+}
+
+/// `outcome-report`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OutcomeJson {
+    pub channel: String,
+    pub recipient: String,
+    pub delivery: DeliveryJson,
+    #[serde(default)]
+    pub thread: Option<String>,
+    #[serde(default)]
+    pub now_ms: Option<u64>,
+}
+
+impl From<OutcomeJson> for wit::OutcomeReport {
+    fn from(o: OutcomeJson) -> Self {
+        wit::OutcomeReport {
+            channel: o.channel,
+            recipient: o.recipient,
+            delivery: match o.delivery {
+                DeliveryJson::Sent => wit::Delivery::Sent,
+                DeliveryJson::Failed => wit::Delivery::Failed,
+                DeliveryJson::Reply => wit::Delivery::Reply,
+            },
+            thread: o.thread,
+            now_ms: o.now_ms.unwrap_or_else(now_ms),
+        }
+    }
+}
+
+/// `signal`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SignalJson {
+    pub name: String,
+    pub detail: String,
+}
+
+fn signals(s: &[t::Signal]) -> Vec<SignalJson> {
+    s.iter()
+        .map(|s| SignalJson {
+            name: s.name.clone(),
+            detail: s.detail.clone(),
+        })
+        .collect()
+}
+
+/// The spelling of a decision.
+pub fn decision_name(d: t::Decision) -> &'static str {
+    match d {
+        t::Decision::Allow => "allow",
+        t::Decision::Ask => "ask",
+        t::Decision::Deny => "deny",
+    }
+}
+
+/// The spelling of a risk level.
+pub fn risk_name(r: t::Risk) -> &'static str {
+    match r {
+        t::Risk::Low => "low",
+        t::Risk::Medium => "medium",
+        t::Risk::High => "high",
+        t::Risk::Critical => "critical",
+    }
+}
+
+/// `verdict`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct VerdictJson {
+    pub decision: String,
+    pub rule: String,
+    pub reason: String,
+    pub risk: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ScopeJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed: Option<String>,
+    pub signals: Vec<SignalJson>,
+}
+
+impl From<&t::Verdict> for VerdictJson {
+    fn from(v: &t::Verdict) -> Self {
+        VerdictJson {
+            decision: decision_name(v.decision).into(),
+            rule: v.rule.clone(),
+            reason: v.reason.clone(),
+            risk: risk_name(v.risk).into(),
+            scope: v.scope.map(Into::into),
+            approval_key: v.approval_key.clone(),
+            observed: v.observed.map(|d| decision_name(d).to_string()),
+            signals: signals(&v.signals),
+        }
+    }
+}
+
+/// The spelling of a safety outcome, as diagnostics count it.
+pub fn outcome_name(o: wit::SafetyOutcome) -> &'static str {
+    use wit::SafetyOutcome as S;
+    match o {
+        S::Flagged => "flagged",
+        S::NoMatch => "no_match",
+        S::Excluded => "excluded",
+        S::NoScenarios => "no_scenarios",
+        S::EmptyRequest => "empty_request",
+        S::MissingKey => "missing_key",
+        S::ProviderDisabled => "provider_disabled",
+        S::InputTooLarge => "input_too_large",
+        S::TimedOut => "timed_out",
+        S::Failed => "failed",
+        S::PartialResponse => "partial_response",
+        S::Cancelled => "cancelled",
+        S::NotUserTriggered => "not_user_triggered",
+        S::NotConfigured => "not_configured",
+    }
+}
+
+/// `turn-outcome`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnOutcomeJson {
+    pub proceed: bool,
+    pub outcome: String,
+    pub rule: String,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub append_context: Option<String>,
+    pub scenarios: Vec<String>,
+    pub missing_identity: bool,
+    pub reused: bool,
+    pub signals: Vec<SignalJson>,
+}
+
+impl From<&wit::TurnOutcome> for TurnOutcomeJson {
+    fn from(o: &wit::TurnOutcome) -> Self {
+        TurnOutcomeJson {
+            proceed: o.proceed,
+            outcome: outcome_name(o.outcome).into(),
+            rule: o.rule.clone(),
+            reason: o.reason.clone(),
+            append_context: o.append_context.clone(),
+            scenarios: o.scenarios.clone(),
+            missing_identity: o.missing_identity,
+            reused: o.reused,
+            signals: signals(&o.signals),
+        }
+    }
+}
+
+/// `pin-state`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PinStateJson {
+    pub chat_id: String,
+    pub label: String,
+    pub pinned_at_ms: u64,
+    pub expires_at_ms: u64,
+}
+
+impl From<&wit::PinState> for PinStateJson {
+    fn from(p: &wit::PinState) -> Self {
+        PinStateJson {
+            chat_id: p.chat_id.clone(),
+            label: p.label.clone(),
+            pinned_at_ms: p.pinned_at_ms,
+            expires_at_ms: p.expires_at_ms,
+        }
+    }
+}
+
+/// `check-status`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckStatusJson {
+    pub check: String,
+    pub active: bool,
+    pub mode: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub failure_mode: String,
+}
+
+fn checks(c: &[wit::CheckStatus]) -> Vec<CheckStatusJson> {
+    c.iter()
+        .map(|c| CheckStatusJson {
+            check: c.check.clone(),
+            active: c.active,
+            mode: c.mode.clone(),
+            reason: c.reason.clone(),
+            failure_mode: c.failure_mode.clone(),
+        })
+        .collect()
+}
+
+/// `config-report`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigReportJson {
+    pub policy_version: String,
+    pub checks: Vec<CheckStatusJson>,
+    pub warnings: Vec<String>,
+}
+
+impl From<&wit::ConfigReport> for ConfigReportJson {
+    fn from(r: &wit::ConfigReport) -> Self {
+        ConfigReportJson {
+            policy_version: r.policy_version.clone(),
+            checks: checks(&r.checks),
+            warnings: r.warnings.clone(),
+        }
+    }
+}
+
+/// `diagnostics-report`. Counters are an object from name to count.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticsJson {
+    pub policy_version: String,
+    pub checks: Vec<CheckStatusJson>,
+    pub counters: std::collections::BTreeMap<String, u64>,
+    pub warnings: Vec<String>,
+}
+
+impl From<&wit::DiagnosticsReport> for DiagnosticsJson {
+    fn from(d: &wit::DiagnosticsReport) -> Self {
+        DiagnosticsJson {
+            policy_version: d.policy_version.clone(),
+            checks: checks(&d.checks),
+            counters: d
+                .counters
+                .iter()
+                .map(|c| (c.name.clone(), c.value))
+                .collect(),
+            warnings: d.warnings.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_input_names_the_field() {
+        let cases = [
+            (
+                r#"{"toolName": 5, "arguments": {}}"#,
+                "toolName: invalid type: integer `5`, expected a string",
+            ),
+            (r#"{"toolName": "x"}"#, "missing field `arguments`"),
+            (
+                r#"{"toolName": "x", "arguments": {}, "bogus": 1}"#,
+                "unknown field `bogus`",
+            ),
+            (
+                r#"{"toolName": "x", "arguments": {}, "identity": {"senderID": "u"}}"#,
+                "identity: unknown field `senderID`",
+            ),
+            (
+                r#"{"toolName": "x", "arguments": {}, "nowMs": -1}"#,
+                "nowMs: invalid value: integer `-1`",
+            ),
+            (r#"{"toolName": "x", "#, "EOF while parsing"),
+        ];
+        for (input, expected) in cases {
+            let err = parse::<ToolCallJson>(input).err().unwrap_or_default();
+            assert!(
+                err.contains(expected),
+                "{input}: got {err:?}, expected {expected:?}"
+            );
+        }
+    }
+}

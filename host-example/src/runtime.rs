@@ -1,0 +1,552 @@
+//! Loading the component and calling it safely.
+//!
+//! One engine per process; the component is compiled once and the compiled
+//! artifact is cached on disk keyed by the component's SHA-256; instances are
+//! pooled and reused, one `Store` each. Every call runs under a memory cap and
+//! a CPU-time deadline. A guest that traps is discarded and replaced, and the
+//! call answers with the failure mode of the check that was running: tool
+//! calls and outbound messages fail closed, inbound turns fail open.
+
+use crate::bindings::exports::warden::guard::policy::{
+    Approval, ConfigReport, DiagnosticsReport, OutboundMessage, OutcomeReport, PinState, ToolCall,
+    Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
+};
+use crate::bindings::warden::guard::types::{Decision, PolicyError, Risk, Verdict};
+use crate::bindings::{Guard, GuardPre, warden};
+use crate::http::HttpGateway;
+use crate::storage::Storage;
+use anyhow::{Context, anyhow};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
+
+/// How often the engine's epoch advances; the granularity of the CPU deadline.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+/// Default guest memory cap, in bytes (64 MiB).
+pub const DEFAULT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+/// Default guest CPU time per call, time spent in host calls excluded.
+pub const DEFAULT_CPU: Duration = Duration::from_secs(2);
+/// Default number of idle instances kept for reuse.
+pub const DEFAULT_POOL: usize = 8;
+
+/// The component built from this repository, embedded at build time.
+pub static EMBEDDED_COMPONENT: &[u8] = include_bytes!(env!("WARDEN_COMPONENT_WASM"));
+
+/// Rule of an answer given because the guest failed.
+pub const GUEST_FAILURE_RULE: &str = "host.guest-failure";
+
+/// Sandbox limits applied to every call.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Largest linear memory the guest may grow to.
+    pub memory_bytes: usize,
+    /// Guest CPU time per call; time spent in host calls does not count.
+    pub cpu: Duration,
+    /// Idle instances kept for reuse.
+    pub pool: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_bytes: DEFAULT_MEMORY_BYTES,
+            cpu: DEFAULT_CPU,
+            pool: DEFAULT_POOL,
+        }
+    }
+}
+
+/// Severity of a guest log line.
+pub use warden::guard::log::Level;
+
+/// Where guest log lines go.
+pub type LogSink = Arc<dyn Fn(Level, &str) + Send + Sync>;
+
+/// Which component to run.
+#[derive(Debug, Clone)]
+pub enum ComponentSource {
+    /// The component embedded in this binary.
+    Embedded,
+    /// A component file.
+    File(PathBuf),
+    /// Component bytes.
+    Bytes(Vec<u8>),
+}
+
+/// Everything a runtime needs.
+pub struct RuntimeOptions {
+    pub component: ComponentSource,
+    /// Where compiled artifacts are cached; `None` compiles every time.
+    pub cache_dir: Option<PathBuf>,
+    pub limits: Limits,
+    pub storage: Arc<dyn Storage>,
+    pub log: LogSink,
+}
+
+/// Why a runtime could not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// The configuration is invalid; every problem is listed.
+    Config(Vec<(String, String)>),
+    /// The component could not be loaded or instantiated.
+    Load(anyhow::Error),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Config(errors) => {
+                writeln!(f, "the configuration has {} error(s):", errors.len())?;
+                for (path, message) in errors {
+                    if path.is_empty() {
+                        writeln!(f, "  {message}")?;
+                    } else {
+                        writeln!(f, "  {path}: {message}")?;
+                    }
+                }
+                Ok(())
+            }
+            StartError::Load(e) => write!(f, "cannot load the component: {e:#}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// Why an admin or lifecycle call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// The component answered with a typed error.
+    Policy(PolicyError),
+    /// The guest trapped or could not be instantiated; the instance was discarded.
+    Guest(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Policy(PolicyError::NotConfigured) => {
+                f.write_str("warden is not configured")
+            }
+            CallError::Policy(PolicyError::InvalidInput(m)) => write!(f, "invalid input: {m}"),
+            CallError::Policy(PolicyError::Storage(m)) => write!(f, "storage failed: {m}"),
+            CallError::Policy(PolicyError::Other(m)) => f.write_str(m),
+            CallError::Guest(m) => write!(f, "the guard failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// Measures guest CPU time: wall time of the call minus time spent in host calls.
+#[derive(Debug, Default)]
+pub(crate) struct GuestClock {
+    started: Option<Instant>,
+    in_host: Duration,
+    budget: Duration,
+}
+
+impl GuestClock {
+    fn start(&mut self, budget: Duration) {
+        self.started = Some(Instant::now());
+        self.in_host = Duration::ZERO;
+        self.budget = budget;
+    }
+
+    fn exceeded(&self) -> bool {
+        self.started
+            .is_some_and(|s| s.elapsed().saturating_sub(self.in_host) > self.budget)
+    }
+
+    pub(crate) fn host_time(&mut self, spent: Duration) {
+        self.in_host += spent;
+    }
+}
+
+/// Per-instance state the imports work on; opaque outside the host.
+pub struct HostState {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) http: Arc<HttpGateway>,
+    pub(crate) log: LogSink,
+    pub(crate) clock: GuestClock,
+    limits: StoreLimits,
+}
+
+struct Instance {
+    store: Store<HostState>,
+    guard: Guard,
+}
+
+/// The process-wide engine, with a thread that advances its epoch.
+fn engine() -> anyhow::Result<&'static Engine> {
+    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+    let engine = ENGINE.get_or_init(|| {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        let engine = Engine::new(&config).map_err(|e| format!("{e:#}"))?;
+        let ticker = engine.clone();
+        std::thread::Builder::new()
+            .name("warden-epoch".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(EPOCH_TICK);
+                    ticker.increment_epoch();
+                }
+            })
+            .map_err(|e| format!("cannot start the epoch thread: {e}"))?;
+        Ok(engine)
+    });
+    engine.as_ref().map_err(|e| anyhow!("{e}"))
+}
+
+/// The default cache folder: `$WARDEN_CACHE_DIR`, else `$XDG_CACHE_HOME/warden`, else `~/.cache/warden`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("WARDEN_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("warden"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("warden"))
+}
+
+fn compatibility_tag(engine: &Engine) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+/// Compiles `bytes`, or loads the artifact cached for exactly these bytes and this engine.
+fn load_component(
+    engine: &Engine,
+    bytes: &[u8],
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<Component> {
+    let digest = crate::hex(&Sha256::digest(bytes));
+    let cached = cache_dir.map(|d| d.join(format!("{digest}-{}.cwasm", compatibility_tag(engine))));
+    if let Some(path) = &cached
+        && path.is_file()
+    {
+        // SAFETY: the file was written by `Component::serialize` below into the
+        // user's own cache folder, under a name that binds it to these exact
+        // component bytes and this engine's configuration; wasmtime checks
+        // the version and configuration header again while loading.
+        #[expect(unsafe_code, reason = "loading a precompiled artifact this host wrote")]
+        let loaded = unsafe { Component::deserialize_file(engine, path) };
+        if let Ok(component) = loaded {
+            return Ok(component);
+        }
+    }
+    let component =
+        Component::new(engine, bytes).map_err(|e| anyhow!("compiling the component: {e:#}"))?;
+    if let (Some(path), Some(dir)) = (&cached, cache_dir) {
+        // A cache that cannot be written only costs time; never fail the load for it.
+        let _ = std::fs::create_dir_all(dir).and_then(|_| {
+            let serialized = component.serialize().map_err(std::io::Error::other)?;
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            std::fs::write(&tmp, serialized)?;
+            std::fs::rename(&tmp, path)
+        });
+    }
+    Ok(component)
+}
+
+/// A loaded, configured component with a pool of instances.
+pub struct Runtime {
+    engine: &'static Engine,
+    pre: GuardPre<HostState>,
+    config: String,
+    http: Arc<HttpGateway>,
+    storage: Arc<dyn Storage>,
+    log: LogSink,
+    limits: Limits,
+    pool: Mutex<Vec<Instance>>,
+    report: ConfigReport,
+}
+
+impl Runtime {
+    /// Loads the component and configures it with `config` (JSON text).
+    pub fn new(options: RuntimeOptions, config: &str) -> Result<Runtime, StartError> {
+        let engine = engine().map_err(StartError::Load)?;
+        let bytes = match &options.component {
+            ComponentSource::Embedded => EMBEDDED_COMPONENT.to_vec(),
+            ComponentSource::Bytes(b) => b.clone(),
+            ComponentSource::File(p) => std::fs::read(p)
+                .with_context(|| format!("reading {}", p.display()))
+                .map_err(StartError::Load)?,
+        };
+        let component = load_component(engine, &bytes, options.cache_dir.as_deref())
+            .map_err(StartError::Load)?;
+        let mut linker: Linker<HostState> = Linker::new(engine);
+        Guard::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+            .map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        let pre = GuardPre::new(pre).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        // The component validates the configuration; the host reads only the
+        // destinations it must enforce, after the component accepted them.
+        let mut runtime = Runtime {
+            engine,
+            pre,
+            config: config.to_string(),
+            http: Arc::new(HttpGateway::new(Vec::new())),
+            storage: options.storage,
+            log: options.log,
+            limits: options.limits,
+            pool: Mutex::new(Vec::new()),
+            report: ConfigReport {
+                policy_version: String::new(),
+                checks: Vec::new(),
+                warnings: Vec::new(),
+            },
+        };
+        let mut first = runtime.instantiate().map_err(StartError::Load)?;
+        first.store.data_mut().clock.start(runtime.limits.cpu);
+        let answer = first
+            .guard
+            .warden_guard_policy()
+            .call_configure(&mut first.store, config)
+            .map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        match answer {
+            Ok(report) => runtime.report = report,
+            Err(errors) => {
+                return Err(StartError::Config(
+                    errors.into_iter().map(|e| (e.path, e.message)).collect(),
+                ));
+            }
+        }
+        let parsed: serde_json::Value = serde_json::from_str(config)
+            .map_err(|e| StartError::Load(anyhow!("configuration: {e}")))?;
+        let http = HttpGateway::from_config(&parsed).map_err(|e| StartError::Load(anyhow!(e)))?;
+        runtime.http = Arc::new(http);
+        first.store.data_mut().http = runtime.http.clone();
+        runtime.give_back(first);
+        Ok(runtime)
+    }
+
+    /// What the component reported when it accepted the configuration.
+    pub fn report(&self) -> &ConfigReport {
+        &self.report
+    }
+
+    /// The storage the component writes to.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// Number of idle instances in the pool.
+    pub fn idle_instances(&self) -> usize {
+        self.pool.lock().map(|p| p.len()).unwrap_or(0)
+    }
+
+    fn instantiate(&self) -> anyhow::Result<Instance> {
+        let state = HostState {
+            storage: self.storage.clone(),
+            http: self.http.clone(),
+            log: self.log.clone(),
+            clock: GuestClock::default(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(self.limits.memory_bytes)
+                .trap_on_grow_failure(true)
+                .build(),
+        };
+        let mut store = Store::new(self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_callback(|ctx| {
+            if ctx.data().clock.exceeded() {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Continue(1))
+            }
+        });
+        store.set_epoch_deadline(1);
+        store.data_mut().clock.start(self.limits.cpu);
+        let guard = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| anyhow!("{e:#}"))?;
+        Ok(Instance { store, guard })
+    }
+
+    fn take(&self) -> anyhow::Result<Instance> {
+        let idle = self.pool.lock().ok().and_then(|mut p| p.pop());
+        if let Some(instance) = idle {
+            return Ok(instance);
+        }
+        let mut instance = self.instantiate()?;
+        let answer = instance
+            .guard
+            .warden_guard_policy()
+            .call_configure(&mut instance.store, &self.config)
+            .map_err(|e| anyhow!("{e:#}"))?;
+        answer.map_err(|errors| {
+            anyhow!(
+                "a new instance refused the configuration ({} errors)",
+                errors.len()
+            )
+        })?;
+        Ok(instance)
+    }
+
+    fn give_back(&self, instance: Instance) {
+        if let Ok(mut pool) = self.pool.lock()
+            && pool.len() < self.limits.pool
+        {
+            pool.push(instance);
+        }
+    }
+
+    /// Runs one export call on a pooled instance under the sandbox limits. A
+    /// trapped instance is dropped, never reused.
+    fn call<R>(
+        &self,
+        f: impl FnOnce(&Guard, &mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, String> {
+        let mut instance = self.take().map_err(|e| format!("{e:#}"))?;
+        instance.store.data_mut().clock.start(self.limits.cpu);
+        instance.store.set_epoch_deadline(1);
+        match f(&instance.guard, &mut instance.store) {
+            Ok(value) => {
+                self.give_back(instance);
+                Ok(value)
+            }
+            Err(e) => {
+                let message = describe_trap(&e);
+                (self.log)(
+                    Level::Error,
+                    &format!("guest failed and was discarded: {message}"),
+                );
+                Err(message)
+            }
+        }
+    }
+
+    fn admin<R>(
+        &self,
+        f: impl FnOnce(&Guard, &mut Store<HostState>) -> wasmtime::Result<Result<R, PolicyError>>,
+    ) -> Result<R, CallError> {
+        self.call(f)
+            .map_err(CallError::Guest)?
+            .map_err(CallError::Policy)
+    }
+
+    /// Judges a tool call. Fails closed when the guest fails.
+    pub fn check_tool_call(&self, call: &ToolCall) -> Verdict {
+        self.call(|g, s| g.warden_guard_policy().call_check_tool_call(s, call))
+            .unwrap_or_else(|e| fail_closed(&e, "tool calls"))
+    }
+
+    /// Checks an outbound or peer message. Fails closed when the guest fails.
+    pub fn check_outbound(&self, message: &OutboundMessage) -> Verdict {
+        self.call(|g, s| g.warden_guard_policy().call_check_outbound(s, message))
+            .unwrap_or_else(|e| fail_closed(&e, "messages"))
+    }
+
+    /// Checks an inbound turn. Fails open when the guest fails.
+    pub fn check_turn(&self, turn: &Turn) -> TurnOutcome {
+        use crate::bindings::exports::warden::guard::policy::SafetyOutcome;
+        self.call(|g, s| g.warden_guard_policy().call_check_turn(s, turn))
+            .unwrap_or_else(|e| TurnOutcome {
+                proceed: true,
+                outcome: SafetyOutcome::Failed,
+                rule: GUEST_FAILURE_RULE.to_string(),
+                reason: format!("the guard failed ({e}); inbound checks fail open, so the turn proceeds unchecked"),
+                append_context: None,
+                scenarios: Vec::new(),
+                missing_identity: false,
+                reused: false,
+                signals: Vec::new(),
+            })
+    }
+
+    /// Starts a turn, pinning its reply when a chat is given.
+    pub fn start_turn(&self, start: &TurnStart) -> Result<Option<PinState>, CallError> {
+        self.admin(|g, s| g.warden_guard_policy().call_start_turn(s, start))
+    }
+
+    /// Settles a turn, clearing its pin.
+    pub fn settle_turn(&self, end: &TurnEnd) -> Result<(), CallError> {
+        self.admin(|g, s| g.warden_guard_policy().call_settle_turn(s, end))
+    }
+
+    /// The session's active pin.
+    pub fn current_pin(
+        &self,
+        session_id: &str,
+        now_ms: u64,
+    ) -> Result<Option<PinState>, CallError> {
+        self.admin(|g, s| {
+            g.warden_guard_policy()
+                .call_current_pin(s, session_id, now_ms)
+        })
+    }
+
+    /// Records a person's answer to an `ask`.
+    pub fn record_approval(&self, approval: &Approval) -> Result<(), CallError> {
+        self.admin(|g, s| g.warden_guard_policy().call_record_approval(s, approval))
+    }
+
+    /// Records model usage.
+    pub fn record_usage(&self, usage: &Usage) -> Result<(), CallError> {
+        self.admin(|g, s| g.warden_guard_policy().call_record_usage(s, usage))
+    }
+
+    /// Records a delivery outcome.
+    pub fn record_outcome(&self, report: &OutcomeReport) -> Result<(), CallError> {
+        self.admin(|g, s| g.warden_guard_policy().call_record_outcome(s, report))
+    }
+
+    /// Counters, check status and warnings.
+    pub fn diagnostics(&self) -> Result<DiagnosticsReport, CallError> {
+        self.admin(|g, s| g.warden_guard_policy().call_diagnostics(s))
+    }
+
+    /// The consent gate's admin interface, run on a pooled instance.
+    pub fn gate<R>(
+        &self,
+        f: impl FnOnce(
+            &crate::bindings::exports::warden::guard::gate::Guest,
+            &mut Store<HostState>,
+        ) -> wasmtime::Result<Result<R, PolicyError>>,
+    ) -> Result<R, CallError> {
+        self.admin(|g, s| f(g.warden_guard_gate(), s))
+    }
+}
+
+fn describe_trap(e: &wasmtime::Error) -> String {
+    match e.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::Interrupt) => "it ran past its CPU deadline".to_string(),
+        Some(wasmtime::Trap::UnreachableCodeReached) => {
+            "it hit an internal error (unreachable)".to_string()
+        }
+        Some(trap) => format!("it trapped: {trap}"),
+        None => {
+            let text = format!("{e:#}");
+            if text.contains("memory") && text.contains("limit")
+                || text.contains("forcing trap when growing memory")
+            {
+                "it exceeded its memory cap".to_string()
+            } else {
+                text
+            }
+        }
+    }
+}
+
+fn fail_closed(error: &str, what: &str) -> Verdict {
+    Verdict {
+        decision: Decision::Deny,
+        rule: GUEST_FAILURE_RULE.to_string(),
+        reason: format!("the guard failed ({error}); {what} fail closed, so this one is refused"),
+        risk: Risk::High,
+        scope: None,
+        approval_key: None,
+        observed: None,
+        signals: Vec::new(),
+    }
+}

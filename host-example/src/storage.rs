@@ -1,0 +1,412 @@
+//! The host side of the `storage` import: versioned key-value records.
+//!
+//! [`SqliteStorage`] keeps them in one SQLite file (WAL mode), so several
+//! instances, and several processes, can share it; compare-and-swap runs
+//! inside an immediate transaction. Every failure reaches the component as a
+//! typed `storage-error`; nothing here panics on a database problem.
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Largest value a record may hold, in bytes (1 MiB).
+pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
+/// Longest namespace or key, in bytes.
+pub const MAX_KEY_BYTES: usize = 1024;
+/// Most records one `list` call returns.
+pub const MAX_LIST: u32 = 10_000;
+/// How long a writer waits for another writer's lock.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Idle connections kept open for reuse.
+pub const MAX_IDLE_CONNECTIONS: usize = 8;
+
+/// When a write or delete may happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    Any,
+    Absent,
+    Version(u64),
+}
+
+/// Why storage failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageError {
+    Unavailable(String),
+    Conflict,
+    TooLarge,
+    Other(String),
+}
+
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageError::Unavailable(m) => write!(f, "unavailable: {m}"),
+            StorageError::Conflict => f.write_str("conflict"),
+            StorageError::TooLarge => f.write_str("too large"),
+            StorageError::Other(m) => f.write_str(m),
+        }
+    }
+}
+
+/// A stored value and its version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub value: Vec<u8>,
+    pub version: u64,
+}
+
+/// Versioned key-value storage a host provides to the component.
+pub trait Storage: Send + Sync {
+    fn get(&self, namespace: &str, key: &str) -> Result<Option<Record>, StorageError>;
+    fn set(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: &[u8],
+        when: Condition,
+    ) -> Result<u64, StorageError>;
+    fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError>;
+    fn list(
+        &self,
+        namespace: &str,
+        prefix: &str,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<(String, Record)>, StorageError>;
+}
+
+/// Records in a SQLite file.
+pub struct SqliteStorage {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+fn unavailable(e: rusqlite::Error) -> StorageError {
+    StorageError::Unavailable(e.to_string())
+}
+
+fn other(e: rusqlite::Error) -> StorageError {
+    match e {
+        rusqlite::Error::SqliteFailure(code, _)
+            if matches!(
+                code.code,
+                rusqlite::ErrorCode::DatabaseBusy
+                    | rusqlite::ErrorCode::DatabaseLocked
+                    | rusqlite::ErrorCode::CannotOpen
+                    | rusqlite::ErrorCode::NotADatabase
+                    | rusqlite::ErrorCode::DatabaseCorrupt
+                    | rusqlite::ErrorCode::SystemIoFailure
+                    | rusqlite::ErrorCode::ReadOnly
+                    | rusqlite::ErrorCode::DiskFull
+            ) =>
+        {
+            unavailable(e)
+        }
+        e => StorageError::Other(e.to_string()),
+    }
+}
+
+fn check_key(namespace: &str, key: &str) -> Result<(), StorageError> {
+    if namespace.len() > MAX_KEY_BYTES || key.len() > MAX_KEY_BYTES {
+        return Err(StorageError::TooLarge);
+    }
+    Ok(())
+}
+
+/// Escapes `prefix` for a `LIKE ... ESCAPE '\'` pattern.
+fn like_prefix(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + 1);
+    for c in prefix.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+impl SqliteStorage {
+    /// Opens (creating if needed) the database at `path` and its schema.
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteStorage, StorageError> {
+        let storage = SqliteStorage {
+            path: path.as_ref().to_path_buf(),
+            idle: Mutex::new(Vec::new()),
+        };
+        let conn = storage.connect()?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS records (
+                 namespace TEXT NOT NULL,
+                 key TEXT NOT NULL,
+                 value BLOB NOT NULL,
+                 version INTEGER NOT NULL,
+                 PRIMARY KEY (namespace, key)
+             ) WITHOUT ROWID;",
+        )
+        .map_err(other)?;
+        storage.put_back(conn);
+        Ok(storage)
+    }
+
+    /// Where the database lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn connect(&self) -> Result<Connection, StorageError> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(unavailable)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(other)?;
+        // WAL lets readers proceed during a write; NORMAL sync is durable
+        // across application crashes, which is what a policy ledger needs.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(other)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(other)?;
+        Ok(conn)
+    }
+
+    fn take(&self) -> Result<Connection, StorageError> {
+        let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        match idle {
+            Some(conn) => Ok(conn),
+            None => self.connect(),
+        }
+    }
+
+    fn put_back(&self, conn: Connection) {
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < MAX_IDLE_CONNECTIONS
+        {
+            idle.push(conn);
+        }
+    }
+
+    /// Runs `f` on a pooled connection; a connection that saw an error is
+    /// closed rather than reused.
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StorageError>,
+    ) -> Result<T, StorageError> {
+        let mut conn = self.take()?;
+        let result = f(&mut conn);
+        if !matches!(
+            result,
+            Err(StorageError::Unavailable(_) | StorageError::Other(_))
+        ) {
+            self.put_back(conn);
+        }
+        result
+    }
+
+    fn current_version(
+        conn: &Connection,
+        namespace: &str,
+        key: &str,
+    ) -> Result<Option<u64>, StorageError> {
+        conn.query_row(
+            "SELECT version FROM records WHERE namespace = ?1 AND key = ?2",
+            params![namespace, key],
+            |row| row.get::<_, i64>(0),
+        )
+        .optional()
+        .map(|v| v.map(|v| v as u64))
+        .map_err(other)
+    }
+
+    fn holds(current: Option<u64>, when: Condition) -> bool {
+        match when {
+            Condition::Any => true,
+            Condition::Absent => current.is_none(),
+            Condition::Version(v) => current == Some(v),
+        }
+    }
+}
+
+impl Storage for SqliteStorage {
+    fn get(&self, namespace: &str, key: &str) -> Result<Option<Record>, StorageError> {
+        check_key(namespace, key)?;
+        self.with(|conn| {
+            conn.query_row(
+                "SELECT value, version FROM records WHERE namespace = ?1 AND key = ?2",
+                params![namespace, key],
+                |row| {
+                    Ok(Record {
+                        value: row.get(0)?,
+                        version: row.get::<_, i64>(1)? as u64,
+                    })
+                },
+            )
+            .optional()
+            .map_err(other)
+        })
+    }
+
+    fn set(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: &[u8],
+        when: Condition,
+    ) -> Result<u64, StorageError> {
+        check_key(namespace, key)?;
+        if value.len() > MAX_VALUE_BYTES {
+            return Err(StorageError::TooLarge);
+        }
+        self.with(|conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(other)?;
+            let current = Self::current_version(&tx, namespace, key)?;
+            if !Self::holds(current, when) {
+                return Err(StorageError::Conflict);
+            }
+            let version = current.map_or(1, |v| v + 1);
+            tx.execute(
+                "INSERT INTO records (namespace, key, value, version) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = excluded.version",
+                params![namespace, key, value, version as i64],
+            )
+            .map_err(other)?;
+            tx.commit().map_err(other)?;
+            Ok(version)
+        })
+    }
+
+    fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
+        check_key(namespace, key)?;
+        self.with(|conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(other)?;
+            let current = Self::current_version(&tx, namespace, key)?;
+            if !Self::holds(current, when) {
+                return Err(StorageError::Conflict);
+            }
+            if current.is_none() {
+                return Ok(false);
+            }
+            tx.execute(
+                "DELETE FROM records WHERE namespace = ?1 AND key = ?2",
+                params![namespace, key],
+            )
+            .map_err(other)?;
+            tx.commit().map_err(other)?;
+            Ok(true)
+        })
+    }
+
+    fn list(
+        &self,
+        namespace: &str,
+        prefix: &str,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<(String, Record)>, StorageError> {
+        check_key(namespace, prefix)?;
+        let limit = limit.min(MAX_LIST);
+        let order = if reverse { "DESC" } else { "ASC" };
+        self.with(|conn| {
+            let sql = format!(
+                "SELECT key, value, version FROM records
+                 WHERE namespace = ?1 AND key LIKE ?2 ESCAPE '\\'
+                 ORDER BY key {order} LIMIT ?3"
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(other)?;
+            let rows = stmt
+                .query_map(params![namespace, like_prefix(prefix), limit], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        Record {
+                            value: row.get(1)?,
+                            version: row.get::<_, i64>(2)? as u64,
+                        },
+                    ))
+                })
+                .map_err(other)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(other)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_db() -> (tempfile::TempDir, SqliteStorage) {
+        let dir = tempfile::tempdir();
+        let dir = match dir {
+            Ok(d) => d,
+            Err(e) => unreachable!("temp dir: {e}"),
+        };
+        match SqliteStorage::open(dir.path().join("t.db")) {
+            Ok(s) => (dir, s),
+            Err(e) => unreachable!("open failed: {e}"),
+        }
+    }
+
+    #[test]
+    fn compare_and_swap_honours_each_condition() {
+        let (_d, s) = temp_db();
+        assert_eq!(s.set("n", "k", b"a", Condition::Absent), Ok(1));
+        assert_eq!(
+            s.set("n", "k", b"b", Condition::Absent),
+            Err(StorageError::Conflict)
+        );
+        assert_eq!(
+            s.set("n", "k", b"b", Condition::Version(2)),
+            Err(StorageError::Conflict)
+        );
+        assert_eq!(s.set("n", "k", b"b", Condition::Version(1)), Ok(2));
+        assert_eq!(s.set("n", "k", b"c", Condition::Any), Ok(3));
+        assert_eq!(
+            s.get("n", "k"),
+            Ok(Some(Record {
+                value: b"c".to_vec(),
+                version: 3
+            }))
+        );
+        assert_eq!(
+            s.delete("n", "k", Condition::Version(2)),
+            Err(StorageError::Conflict)
+        );
+        assert_eq!(s.delete("n", "k", Condition::Version(3)), Ok(true));
+        assert_eq!(s.delete("n", "k", Condition::Any), Ok(false));
+        assert_eq!(s.get("n", "k"), Ok(None));
+    }
+
+    #[test]
+    fn list_matches_prefixes_literally_and_orders_both_ways() {
+        let (_d, s) = temp_db();
+        for k in ["a_1", "a_2", "ab", "a%", "b"] {
+            assert!(s.set("n", k, k.as_bytes(), Condition::Any).is_ok());
+        }
+        assert!(s.set("other", "a_3", b"x", Condition::Any).is_ok());
+        let keys = |r: Result<Vec<(String, Record)>, StorageError>| -> Vec<String> {
+            r.unwrap_or_default().into_iter().map(|(k, _)| k).collect()
+        };
+        assert_eq!(keys(s.list("n", "a_", 10, false)), ["a_1", "a_2"]);
+        assert_eq!(keys(s.list("n", "a_", 10, true)), ["a_2", "a_1"]);
+        assert_eq!(keys(s.list("n", "a%", 10, false)), ["a%"]);
+        assert_eq!(keys(s.list("n", "", 2, false)), ["a%", "a_1"]);
+    }
+
+    #[test]
+    fn oversized_values_are_refused_and_nothing_is_written() {
+        let (_d, s) = temp_db();
+        let big = vec![0u8; MAX_VALUE_BYTES + 1];
+        assert_eq!(
+            s.set("n", "k", &big, Condition::Any),
+            Err(StorageError::TooLarge)
+        );
+        assert_eq!(s.get("n", "k"), Ok(None));
+        let exact = vec![0u8; MAX_VALUE_BYTES];
+        assert_eq!(s.set("n", "k", &exact, Condition::Any), Ok(1));
+    }
+}
