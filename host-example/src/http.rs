@@ -23,13 +23,7 @@ pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
 
 /// Headers the component may never set: credentials belong to the host.
-const RESERVED_HEADERS: &[&str] = &[
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "host",
-    "content-length",
-];
+const RESERVED_HEADERS: &[&str] = &["authorization", "proxy-authorization", "cookie", "host", "content-length"];
 
 /// Where the host reads a destination's key from.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -89,20 +83,14 @@ impl HttpGateway {
             .timeout_global(Some(MAX_TIMEOUT))
             .build()
             .into();
-        HttpGateway {
-            agent,
-            destinations,
-            file_keys: Mutex::new(HashMap::new()),
-        }
+        HttpGateway { agent, destinations, file_keys: Mutex::new(HashMap::new()) }
     }
 
     /// Reads the `destinations` section of a configuration the component accepted.
     pub fn from_config(config: &serde_json::Value) -> Result<HttpGateway, String> {
         let list = match config.get("destinations") {
             None => Vec::new(),
-            Some(v) => {
-                serde_json::from_value(v.clone()).map_err(|e| format!("destinations: {e}"))?
-            }
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| format!("destinations: {e}"))?,
         };
         Ok(HttpGateway::new(list))
     }
@@ -115,10 +103,7 @@ impl HttpGateway {
 
     fn key(&self, credential: &CredentialSpec) -> Option<String> {
         if let Some(var) = &credential.env {
-            return std::env::var(var)
-                .ok()
-                .map(|k| k.trim().to_string())
-                .filter(|k| !k.is_empty());
+            return std::env::var(var).ok().map(|k| k.trim().to_string()).filter(|k| !k.is_empty());
         }
         let path = credential.file.as_ref()?;
         let meta = std::fs::metadata(path).ok()?;
@@ -135,14 +120,7 @@ impl HttpGateway {
             cache.remove(path);
             return None;
         }
-        cache.insert(
-            path.clone(),
-            FileKey {
-                modified,
-                len: meta.len(),
-                key: key.clone(),
-            },
-        );
+        cache.insert(path.clone(), FileKey { modified, len: meta.len(), key: key.clone() });
         Some(key)
     }
 
@@ -169,9 +147,7 @@ impl HttpGateway {
         for (name, value) in &req.headers {
             let lower = name.to_ascii_lowercase();
             let reserved = RESERVED_HEADERS.contains(&lower.as_str())
-                || credential
-                    .as_ref()
-                    .is_some_and(|(h, _)| h.eq_ignore_ascii_case(name));
+                || credential.as_ref().is_some_and(|(h, _)| h.eq_ignore_ascii_case(name));
             if !reserved {
                 builder = builder.header(name.as_str(), value.as_str());
             }
@@ -179,14 +155,9 @@ impl HttpGateway {
         if let Some((header, value)) = &credential {
             builder = builder.header(header.as_str(), value.as_str());
         }
-        let request = builder
-            .body(req.body.clone())
-            .map_err(|e| HttpError::Transport(format!("invalid request: {e}")))?;
-        let request = self
-            .agent
-            .configure_request(request)
-            .timeout_global(Some(timeout))
-            .build();
+        let request =
+            builder.body(req.body.clone()).map_err(|e| HttpError::Transport(format!("invalid request: {e}")))?;
+        let request = self.agent.configure_request(request).timeout_global(Some(timeout)).build();
         let mut response = self.agent.run(request).map_err(transport)?;
         let status = response.status().as_u16();
         let headers = response
@@ -194,17 +165,8 @@ impl HttpGateway {
             .iter()
             .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
             .collect();
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(dest.max_response_bytes)
-            .read_to_vec()
-            .map_err(transport)?;
-        Ok(Response {
-            status,
-            headers,
-            body,
-        })
+        let body = response.body_mut().with_config().limit(dest.max_response_bytes).read_to_vec().map_err(transport)?;
+        Ok(Response { status, headers, body })
     }
 
     /// Sends every request concurrently, answers in request order.
@@ -218,12 +180,8 @@ impl HttpGateway {
                     .collect();
                 for handle in handles {
                     out.push(match handle {
-                        Ok(h) => h.join().unwrap_or_else(|_| {
-                            Err(HttpError::Transport("request thread failed".into()))
-                        }),
-                        Err(e) => Err(HttpError::Transport(format!(
-                            "cannot start request thread: {e}"
-                        ))),
+                        Ok(h) => h.join().unwrap_or_else(|_| Err(HttpError::Transport("request thread failed".into()))),
+                        Err(e) => Err(HttpError::Transport(format!("cannot start request thread: {e}"))),
                     });
                 }
             });
@@ -243,11 +201,7 @@ fn http_builder(method: Method, url: &str) -> ureq::http::request::Builder {
 }
 
 fn join_scheme(scheme: &str, key: &str) -> String {
-    if scheme.is_empty() {
-        key.to_string()
-    } else {
-        format!("{scheme} {key}")
-    }
+    if scheme.is_empty() { key.to_string() } else { format!("{scheme} {key}") }
 }
 
 fn transport(e: ureq::Error) -> HttpError {
@@ -269,10 +223,7 @@ pub fn within(base: &str, url: &str) -> bool {
     let boundary = rest.is_empty() || rest.starts_with('/') || rest.starts_with('?');
     let path = rest.split(['?', '#']).next().unwrap_or_default();
     let dot_segment = path.split('/').any(|seg| {
-        seg == "."
-            || seg == ".."
-            || seg.eq_ignore_ascii_case("%2e")
-            || seg.to_ascii_lowercase().contains("%2e%2e")
+        seg == "." || seg == ".." || seg.eq_ignore_ascii_case("%2e") || seg.to_ascii_lowercase().contains("%2e%2e")
     });
     boundary && !dot_segment && !url.contains('\\') && !url.contains('@')
 }
@@ -284,38 +235,14 @@ mod tests {
     #[test]
     fn urls_must_stay_inside_the_destination_base() {
         let cases = [
-            (
-                "http://127.0.0.1:9/v1",
-                "http://127.0.0.1:9/v1/chat/completions",
-                true,
-            ),
+            ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1/chat/completions", true),
             ("http://127.0.0.1:9/v1/", "http://127.0.0.1:9/v1/chat", true),
             ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1", true),
-            (
-                "http://127.0.0.1:9/v1",
-                "http://127.0.0.1:9/v10/chat",
-                false,
-            ),
-            (
-                "http://127.0.0.1:9/v1",
-                "http://127.0.0.1:9/v1/../admin",
-                false,
-            ),
-            (
-                "http://127.0.0.1:9/v1",
-                "http://127.0.0.1:9/v1/%2e%2e/admin",
-                false,
-            ),
-            (
-                "http://api.example",
-                "http://api.example.evil.test/x",
-                false,
-            ),
-            (
-                "http://api.example",
-                "http://api.example@evil.test/x",
-                false,
-            ),
+            ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v10/chat", false),
+            ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1/../admin", false),
+            ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1/%2e%2e/admin", false),
+            ("http://api.example", "http://api.example.evil.test/x", false),
+            ("http://api.example", "http://api.example@evil.test/x", false),
             ("http://api.example", "https://api.example/x", false),
         ];
         for (base, url, expected) in cases {

@@ -22,10 +22,7 @@ impl http::Host for HostState {
         self.timed(|s| s.http.send(&req))
     }
 
-    fn send_all(
-        &mut self,
-        reqs: Vec<http::Request>,
-    ) -> Vec<Result<http::Response, http::HttpError>> {
+    fn send_all(&mut self, reqs: Vec<http::Request>) -> Vec<Result<http::Response, http::HttpError>> {
         self.timed(|s| s.http.send_all(&reqs))
     }
 }
@@ -48,20 +45,11 @@ fn error(e: StorageError) -> storage::StorageError {
 }
 
 impl storage::Host for HostState {
-    fn get(
-        &mut self,
-        namespace: String,
-        key: String,
-    ) -> Result<Option<storage::Entry>, storage::StorageError> {
+    fn get(&mut self, namespace: String, key: String) -> Result<Option<storage::Entry>, storage::StorageError> {
         self.timed(|s| {
             s.storage
                 .get(&namespace, &key)
-                .map(|r| {
-                    r.map(|r| storage::Entry {
-                        value: r.value,
-                        version: r.version,
-                    })
-                })
+                .map(|r| r.map(|r| storage::Entry { value: r.value, version: r.version }))
                 .map_err(error)
         })
     }
@@ -73,11 +61,7 @@ impl storage::Host for HostState {
         value: Vec<u8>,
         when: storage::Condition,
     ) -> Result<u64, storage::StorageError> {
-        self.timed(|s| {
-            s.storage
-                .set(&namespace, &key, &value, condition(when))
-                .map_err(error)
-        })
+        self.timed(|s| s.storage.set(&namespace, &key, &value, condition(when)).map_err(error))
     }
 
     fn delete(
@@ -86,11 +70,7 @@ impl storage::Host for HostState {
         key: String,
         when: storage::Condition,
     ) -> Result<bool, storage::StorageError> {
-        self.timed(|s| {
-            s.storage
-                .delete(&namespace, &key, condition(when))
-                .map_err(error)
-        })
+        self.timed(|s| s.storage.delete(&namespace, &key, condition(when)).map_err(error))
     }
 
     fn list(
@@ -107,10 +87,7 @@ impl storage::Host for HostState {
                     rows.into_iter()
                         .map(|(key, r)| storage::KeyedEntry {
                             key,
-                            entry: storage::Entry {
-                                value: r.value,
-                                version: r.version,
-                            },
+                            entry: storage::Entry { value: r.value, version: r.version },
                         })
                         .collect()
                 })

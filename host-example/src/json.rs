@@ -15,10 +15,7 @@ use serde_json::Value;
 
 /// The host's clock, in milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// Parses `text` as `T`, naming the offending field on error:
@@ -33,14 +30,9 @@ pub fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
             Some(i) if inner.is_data() => message[..i].to_string(),
             _ => message,
         };
-        if path == "." || path.is_empty() {
-            message
-        } else {
-            format!("{path}: {message}")
-        }
+        if path == "." || path.is_empty() { message } else { format!("{path}: {message}") }
     })?;
-    de.end()
-        .map_err(|e| format!("trailing characters after the JSON value: {e}"))?;
+    de.end().map_err(|e| format!("trailing characters after the JSON value: {e}"))?;
     Ok(value)
 }
 
@@ -179,12 +171,7 @@ impl From<TurnJson> for wit::Turn {
             context: t::ChannelContext {
                 thread_starter: x.context.thread_starter.map(Into::into),
                 replied_to: x.context.replied_to.map(Into::into),
-                since_last_reply: x
-                    .context
-                    .since_last_reply
-                    .into_iter()
-                    .map(Into::into)
-                    .collect(),
+                since_last_reply: x.context.since_last_reply.into_iter().map(Into::into).collect(),
             },
             history: x.history.into_iter().map(Into::into).collect(),
             queue_mode: x.queue_mode.map(|q| match q {
@@ -342,11 +329,7 @@ pub struct TurnEndJson {
 
 impl From<TurnEndJson> for wit::TurnEnd {
     fn from(e: TurnEndJson) -> Self {
-        wit::TurnEnd {
-            session_id: e.session_id,
-            run_id: e.run_id,
-            now_ms: e.now_ms.unwrap_or_else(now_ms),
-        }
+        wit::TurnEnd { session_id: e.session_id, run_id: e.run_id, now_ms: e.now_ms.unwrap_or_else(now_ms) }
     }
 }
 
@@ -477,12 +460,7 @@ pub struct SignalJson {
 }
 
 fn signals(s: &[t::Signal]) -> Vec<SignalJson> {
-    s.iter()
-        .map(|s| SignalJson {
-            name: s.name.clone(),
-            detail: s.detail.clone(),
-        })
-        .collect()
+    s.iter().map(|s| SignalJson { name: s.name.clone(), detail: s.detail.clone() }).collect()
 }
 
 /// The spelling of a decision.
@@ -668,11 +646,7 @@ impl From<&wit::DiagnosticsReport> for DiagnosticsJson {
         DiagnosticsJson {
             policy_version: d.policy_version.clone(),
             checks: checks(&d.checks),
-            counters: d
-                .counters
-                .iter()
-                .map(|c| (c.name.clone(), c.value))
-                .collect(),
+            counters: d.counters.iter().map(|c| (c.name.clone(), c.value)).collect(),
             warnings: d.warnings.clone(),
         }
     }
@@ -685,31 +659,19 @@ mod tests {
     #[test]
     fn bad_input_names_the_field() {
         let cases = [
-            (
-                r#"{"toolName": 5, "arguments": {}}"#,
-                "toolName: invalid type: integer `5`, expected a string",
-            ),
+            (r#"{"toolName": 5, "arguments": {}}"#, "toolName: invalid type: integer `5`, expected a string"),
             (r#"{"toolName": "x"}"#, "missing field `arguments`"),
-            (
-                r#"{"toolName": "x", "arguments": {}, "bogus": 1}"#,
-                "unknown field `bogus`",
-            ),
+            (r#"{"toolName": "x", "arguments": {}, "bogus": 1}"#, "unknown field `bogus`"),
             (
                 r#"{"toolName": "x", "arguments": {}, "identity": {"senderID": "u"}}"#,
-                "identity: unknown field `senderID`",
+                "identity.senderID: unknown field `senderID`",
             ),
-            (
-                r#"{"toolName": "x", "arguments": {}, "nowMs": -1}"#,
-                "nowMs: invalid value: integer `-1`",
-            ),
+            (r#"{"toolName": "x", "arguments": {}, "nowMs": -1}"#, "nowMs: invalid value: integer `-1`"),
             (r#"{"toolName": "x", "#, "EOF while parsing"),
         ];
         for (input, expected) in cases {
             let err = parse::<ToolCallJson>(input).err().unwrap_or_default();
-            assert!(
-                err.contains(expected),
-                "{input}: got {err:?}, expected {expected:?}"
-            );
+            assert!(err.contains(expected), "{input}: got {err:?}, expected {expected:?}");
         }
     }
 }

@@ -15,9 +15,7 @@ pub mod json;
 pub mod runtime;
 pub mod storage;
 
-pub use runtime::{
-    CallError, ComponentSource, Limits, LogSink, Runtime, RuntimeOptions, StartError,
-};
+pub use runtime::{CallError, ComponentSource, Limits, LogSink, Runtime, RuntimeOptions, StartError};
 
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {

@@ -8,8 +8,8 @@
 //! calls and outbound messages fail closed, inbound turns fail open.
 
 use crate::bindings::exports::warden::guard::policy::{
-    Approval, ConfigReport, DiagnosticsReport, OutboundMessage, OutcomeReport, PinState, ToolCall,
-    Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
+    Approval, ConfigReport, DiagnosticsReport, OutboundMessage, OutcomeReport, PinState, ToolCall, Turn, TurnEnd,
+    TurnOutcome, TurnStart, Usage,
 };
 use crate::bindings::warden::guard::types::{Decision, PolicyError, Risk, Verdict};
 use crate::bindings::{Guard, GuardPre, warden};
@@ -51,11 +51,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            memory_bytes: DEFAULT_MEMORY_BYTES,
-            cpu: DEFAULT_CPU,
-            pool: DEFAULT_POOL,
-        }
+        Limits { memory_bytes: DEFAULT_MEMORY_BYTES, cpu: DEFAULT_CPU, pool: DEFAULT_POOL }
     }
 }
 
@@ -128,9 +124,7 @@ pub enum CallError {
 impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallError::Policy(PolicyError::NotConfigured) => {
-                f.write_str("warden is not configured")
-            }
+            CallError::Policy(PolicyError::NotConfigured) => f.write_str("warden is not configured"),
             CallError::Policy(PolicyError::InvalidInput(m)) => write!(f, "invalid input: {m}"),
             CallError::Policy(PolicyError::Storage(m)) => write!(f, "storage failed: {m}"),
             CallError::Policy(PolicyError::Other(m)) => f.write_str(m),
@@ -157,8 +151,7 @@ impl GuestClock {
     }
 
     fn exceeded(&self) -> bool {
-        self.started
-            .is_some_and(|s| s.elapsed().saturating_sub(self.in_host) > self.budget)
+        self.started.is_some_and(|s| s.elapsed().saturating_sub(self.in_host) > self.budget)
     }
 
     pub(crate) fn host_time(&mut self, spent: Duration) {
@@ -221,11 +214,7 @@ fn compatibility_tag(engine: &Engine) -> String {
 }
 
 /// Compiles `bytes`, or loads the artifact cached for exactly these bytes and this engine.
-fn load_component(
-    engine: &Engine,
-    bytes: &[u8],
-    cache_dir: Option<&Path>,
-) -> anyhow::Result<Component> {
+fn load_component(engine: &Engine, bytes: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Component> {
     let digest = crate::hex(&Sha256::digest(bytes));
     let cached = cache_dir.map(|d| d.join(format!("{digest}-{}.cwasm", compatibility_tag(engine))));
     if let Some(path) = &cached
@@ -241,8 +230,7 @@ fn load_component(
             return Ok(component);
         }
     }
-    let component =
-        Component::new(engine, bytes).map_err(|e| anyhow!("compiling the component: {e:#}"))?;
+    let component = Component::new(engine, bytes).map_err(|e| anyhow!("compiling the component: {e:#}"))?;
     if let (Some(path), Some(dir)) = (&cached, cache_dir) {
         // A cache that cannot be written only costs time; never fail the load for it.
         let _ = std::fs::create_dir_all(dir).and_then(|_| {
@@ -275,18 +263,15 @@ impl Runtime {
         let bytes = match &options.component {
             ComponentSource::Embedded => EMBEDDED_COMPONENT.to_vec(),
             ComponentSource::Bytes(b) => b.clone(),
-            ComponentSource::File(p) => std::fs::read(p)
-                .with_context(|| format!("reading {}", p.display()))
-                .map_err(StartError::Load)?,
+            ComponentSource::File(p) => {
+                std::fs::read(p).with_context(|| format!("reading {}", p.display())).map_err(StartError::Load)?
+            }
         };
-        let component = load_component(engine, &bytes, options.cache_dir.as_deref())
-            .map_err(StartError::Load)?;
+        let component = load_component(engine, &bytes, options.cache_dir.as_deref()).map_err(StartError::Load)?;
         let mut linker: Linker<HostState> = Linker::new(engine);
         Guard::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
-        let pre = linker
-            .instantiate_pre(&component)
-            .map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
         let pre = GuardPre::new(pre).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
         // The component validates the configuration; the host reads only the
         // destinations it must enforce, after the component accepted them.
@@ -299,11 +284,7 @@ impl Runtime {
             log: options.log,
             limits: options.limits,
             pool: Mutex::new(Vec::new()),
-            report: ConfigReport {
-                policy_version: String::new(),
-                checks: Vec::new(),
-                warnings: Vec::new(),
-            },
+            report: ConfigReport { policy_version: String::new(), checks: Vec::new(), warnings: Vec::new() },
         };
         let mut first = runtime.instantiate().map_err(StartError::Load)?;
         first.store.data_mut().clock.start(runtime.limits.cpu);
@@ -315,13 +296,11 @@ impl Runtime {
         match answer {
             Ok(report) => runtime.report = report,
             Err(errors) => {
-                return Err(StartError::Config(
-                    errors.into_iter().map(|e| (e.path, e.message)).collect(),
-                ));
+                return Err(StartError::Config(errors.into_iter().map(|e| (e.path, e.message)).collect()));
             }
         }
-        let parsed: serde_json::Value = serde_json::from_str(config)
-            .map_err(|e| StartError::Load(anyhow!("configuration: {e}")))?;
+        let parsed: serde_json::Value =
+            serde_json::from_str(config).map_err(|e| StartError::Load(anyhow!("configuration: {e}")))?;
         let http = HttpGateway::from_config(&parsed).map_err(|e| StartError::Load(anyhow!(e)))?;
         runtime.http = Arc::new(http);
         first.store.data_mut().http = runtime.http.clone();
@@ -350,26 +329,16 @@ impl Runtime {
             http: self.http.clone(),
             log: self.log.clone(),
             clock: GuestClock::default(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(self.limits.memory_bytes)
-                .trap_on_grow_failure(true)
-                .build(),
+            limits: StoreLimitsBuilder::new().memory_size(self.limits.memory_bytes).trap_on_grow_failure(true).build(),
         };
         let mut store = Store::new(self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_callback(|ctx| {
-            if ctx.data().clock.exceeded() {
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                Ok(UpdateDeadline::Continue(1))
-            }
+            if ctx.data().clock.exceeded() { Ok(UpdateDeadline::Interrupt) } else { Ok(UpdateDeadline::Continue(1)) }
         });
         store.set_epoch_deadline(1);
         store.data_mut().clock.start(self.limits.cpu);
-        let guard = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| anyhow!("{e:#}"))?;
+        let guard = self.pre.instantiate(&mut store).map_err(|e| anyhow!("{e:#}"))?;
         Ok(Instance { store, guard })
     }
 
@@ -384,12 +353,7 @@ impl Runtime {
             .warden_guard_policy()
             .call_configure(&mut instance.store, &self.config)
             .map_err(|e| anyhow!("{e:#}"))?;
-        answer.map_err(|errors| {
-            anyhow!(
-                "a new instance refused the configuration ({} errors)",
-                errors.len()
-            )
-        })?;
+        answer.map_err(|errors| anyhow!("a new instance refused the configuration ({} errors)", errors.len()))?;
         Ok(instance)
     }
 
@@ -403,10 +367,7 @@ impl Runtime {
 
     /// Runs one export call on a pooled instance under the sandbox limits. A
     /// trapped instance is dropped, never reused.
-    fn call<R>(
-        &self,
-        f: impl FnOnce(&Guard, &mut Store<HostState>) -> wasmtime::Result<R>,
-    ) -> Result<R, String> {
+    fn call<R>(&self, f: impl FnOnce(&Guard, &mut Store<HostState>) -> wasmtime::Result<R>) -> Result<R, String> {
         let mut instance = self.take().map_err(|e| format!("{e:#}"))?;
         instance.store.data_mut().clock.start(self.limits.cpu);
         instance.store.set_epoch_deadline(1);
@@ -417,10 +378,7 @@ impl Runtime {
             }
             Err(e) => {
                 let message = describe_trap(&e);
-                (self.log)(
-                    Level::Error,
-                    &format!("guest failed and was discarded: {message}"),
-                );
+                (self.log)(Level::Error, &format!("guest failed and was discarded: {message}"));
                 Err(message)
             }
         }
@@ -430,9 +388,7 @@ impl Runtime {
         &self,
         f: impl FnOnce(&Guard, &mut Store<HostState>) -> wasmtime::Result<Result<R, PolicyError>>,
     ) -> Result<R, CallError> {
-        self.call(f)
-            .map_err(CallError::Guest)?
-            .map_err(CallError::Policy)
+        self.call(f).map_err(CallError::Guest)?.map_err(CallError::Policy)
     }
 
     /// Judges a tool call. Fails closed when the guest fails.
@@ -450,18 +406,17 @@ impl Runtime {
     /// Checks an inbound turn. Fails open when the guest fails.
     pub fn check_turn(&self, turn: &Turn) -> TurnOutcome {
         use crate::bindings::exports::warden::guard::policy::SafetyOutcome;
-        self.call(|g, s| g.warden_guard_policy().call_check_turn(s, turn))
-            .unwrap_or_else(|e| TurnOutcome {
-                proceed: true,
-                outcome: SafetyOutcome::Failed,
-                rule: GUEST_FAILURE_RULE.to_string(),
-                reason: format!("the guard failed ({e}); inbound checks fail open, so the turn proceeds unchecked"),
-                append_context: None,
-                scenarios: Vec::new(),
-                missing_identity: false,
-                reused: false,
-                signals: Vec::new(),
-            })
+        self.call(|g, s| g.warden_guard_policy().call_check_turn(s, turn)).unwrap_or_else(|e| TurnOutcome {
+            proceed: true,
+            outcome: SafetyOutcome::Failed,
+            rule: GUEST_FAILURE_RULE.to_string(),
+            reason: format!("the guard failed ({e}); inbound checks fail open, so the turn proceeds unchecked"),
+            append_context: None,
+            scenarios: Vec::new(),
+            missing_identity: false,
+            reused: false,
+            signals: Vec::new(),
+        })
     }
 
     /// Starts a turn, pinning its reply when a chat is given.
@@ -475,15 +430,8 @@ impl Runtime {
     }
 
     /// The session's active pin.
-    pub fn current_pin(
-        &self,
-        session_id: &str,
-        now_ms: u64,
-    ) -> Result<Option<PinState>, CallError> {
-        self.admin(|g, s| {
-            g.warden_guard_policy()
-                .call_current_pin(s, session_id, now_ms)
-        })
+    pub fn current_pin(&self, session_id: &str, now_ms: u64) -> Result<Option<PinState>, CallError> {
+        self.admin(|g, s| g.warden_guard_policy().call_current_pin(s, session_id, now_ms))
     }
 
     /// Records a person's answer to an `ask`.
@@ -521,15 +469,11 @@ impl Runtime {
 fn describe_trap(e: &wasmtime::Error) -> String {
     match e.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::Interrupt) => "it ran past its CPU deadline".to_string(),
-        Some(wasmtime::Trap::UnreachableCodeReached) => {
-            "it hit an internal error (unreachable)".to_string()
-        }
+        Some(wasmtime::Trap::UnreachableCodeReached) => "it hit an internal error (unreachable)".to_string(),
         Some(trap) => format!("it trapped: {trap}"),
         None => {
             let text = format!("{e:#}");
-            if text.contains("memory") && text.contains("limit")
-                || text.contains("forcing trap when growing memory")
-            {
+            if text.contains("memory") && text.contains("limit") || text.contains("forcing trap when growing memory") {
                 "it exceeded its memory cap".to_string()
             } else {
                 text

@@ -59,13 +59,7 @@ pub struct Record {
 /// Versioned key-value storage a host provides to the component.
 pub trait Storage: Send + Sync {
     fn get(&self, namespace: &str, key: &str) -> Result<Option<Record>, StorageError>;
-    fn set(
-        &self,
-        namespace: &str,
-        key: &str,
-        value: &[u8],
-        when: Condition,
-    ) -> Result<u64, StorageError>;
+    fn set(&self, namespace: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError>;
     fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError>;
     fn list(
         &self,
@@ -130,10 +124,7 @@ fn like_prefix(prefix: &str) -> String {
 impl SqliteStorage {
     /// Opens (creating if needed) the database at `path` and its schema.
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteStorage, StorageError> {
-        let storage = SqliteStorage {
-            path: path.as_ref().to_path_buf(),
-            idle: Mutex::new(Vec::new()),
-        };
+        let storage = SqliteStorage { path: path.as_ref().to_path_buf(), idle: Mutex::new(Vec::new()) };
         let conn = storage.connect()?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS records (
@@ -157,18 +148,14 @@ impl SqliteStorage {
     fn connect(&self) -> Result<Connection, StorageError> {
         let conn = Connection::open_with_flags(
             &self.path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(unavailable)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(other)?;
         // WAL lets readers proceed during a write; NORMAL sync is durable
         // across application crashes, which is what a policy ledger needs.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(other)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(other)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(other)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(other)?;
         Ok(conn)
     }
 
@@ -190,26 +177,16 @@ impl SqliteStorage {
 
     /// Runs `f` on a pooled connection; a connection that saw an error is
     /// closed rather than reused.
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&mut Connection) -> Result<T, StorageError>,
-    ) -> Result<T, StorageError> {
+    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T, StorageError>) -> Result<T, StorageError> {
         let mut conn = self.take()?;
         let result = f(&mut conn);
-        if !matches!(
-            result,
-            Err(StorageError::Unavailable(_) | StorageError::Other(_))
-        ) {
+        if !matches!(result, Err(StorageError::Unavailable(_) | StorageError::Other(_))) {
             self.put_back(conn);
         }
         result
     }
 
-    fn current_version(
-        conn: &Connection,
-        namespace: &str,
-        key: &str,
-    ) -> Result<Option<u64>, StorageError> {
+    fn current_version(conn: &Connection, namespace: &str, key: &str) -> Result<Option<u64>, StorageError> {
         conn.query_row(
             "SELECT version FROM records WHERE namespace = ?1 AND key = ?2",
             params![namespace, key],
@@ -236,33 +213,20 @@ impl Storage for SqliteStorage {
             conn.query_row(
                 "SELECT value, version FROM records WHERE namespace = ?1 AND key = ?2",
                 params![namespace, key],
-                |row| {
-                    Ok(Record {
-                        value: row.get(0)?,
-                        version: row.get::<_, i64>(1)? as u64,
-                    })
-                },
+                |row| Ok(Record { value: row.get(0)?, version: row.get::<_, i64>(1)? as u64 }),
             )
             .optional()
             .map_err(other)
         })
     }
 
-    fn set(
-        &self,
-        namespace: &str,
-        key: &str,
-        value: &[u8],
-        when: Condition,
-    ) -> Result<u64, StorageError> {
+    fn set(&self, namespace: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError> {
         check_key(namespace, key)?;
         if value.len() > MAX_VALUE_BYTES {
             return Err(StorageError::TooLarge);
         }
         self.with(|conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(other)?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(other)?;
             let current = Self::current_version(&tx, namespace, key)?;
             if !Self::holds(current, when) {
                 return Err(StorageError::Conflict);
@@ -282,9 +246,7 @@ impl Storage for SqliteStorage {
     fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
         check_key(namespace, key)?;
         self.with(|conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(other)?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(other)?;
             let current = Self::current_version(&tx, namespace, key)?;
             if !Self::holds(current, when) {
                 return Err(StorageError::Conflict);
@@ -292,11 +254,8 @@ impl Storage for SqliteStorage {
             if current.is_none() {
                 return Ok(false);
             }
-            tx.execute(
-                "DELETE FROM records WHERE namespace = ?1 AND key = ?2",
-                params![namespace, key],
-            )
-            .map_err(other)?;
+            tx.execute("DELETE FROM records WHERE namespace = ?1 AND key = ?2", params![namespace, key])
+                .map_err(other)?;
             tx.commit().map_err(other)?;
             Ok(true)
         })
@@ -321,13 +280,7 @@ impl Storage for SqliteStorage {
             let mut stmt = conn.prepare_cached(&sql).map_err(other)?;
             let rows = stmt
                 .query_map(params![namespace, like_prefix(prefix), limit], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        Record {
-                            value: row.get(1)?,
-                            version: row.get::<_, i64>(2)? as u64,
-                        },
-                    ))
+                    Ok((row.get::<_, String>(0)?, Record { value: row.get(1)?, version: row.get::<_, i64>(2)? as u64 }))
                 })
                 .map_err(other)?;
             rows.collect::<Result<Vec<_>, _>>().map_err(other)
@@ -355,27 +308,12 @@ mod tests {
     fn compare_and_swap_honours_each_condition() {
         let (_d, s) = temp_db();
         assert_eq!(s.set("n", "k", b"a", Condition::Absent), Ok(1));
-        assert_eq!(
-            s.set("n", "k", b"b", Condition::Absent),
-            Err(StorageError::Conflict)
-        );
-        assert_eq!(
-            s.set("n", "k", b"b", Condition::Version(2)),
-            Err(StorageError::Conflict)
-        );
+        assert_eq!(s.set("n", "k", b"b", Condition::Absent), Err(StorageError::Conflict));
+        assert_eq!(s.set("n", "k", b"b", Condition::Version(2)), Err(StorageError::Conflict));
         assert_eq!(s.set("n", "k", b"b", Condition::Version(1)), Ok(2));
         assert_eq!(s.set("n", "k", b"c", Condition::Any), Ok(3));
-        assert_eq!(
-            s.get("n", "k"),
-            Ok(Some(Record {
-                value: b"c".to_vec(),
-                version: 3
-            }))
-        );
-        assert_eq!(
-            s.delete("n", "k", Condition::Version(2)),
-            Err(StorageError::Conflict)
-        );
+        assert_eq!(s.get("n", "k"), Ok(Some(Record { value: b"c".to_vec(), version: 3 })));
+        assert_eq!(s.delete("n", "k", Condition::Version(2)), Err(StorageError::Conflict));
         assert_eq!(s.delete("n", "k", Condition::Version(3)), Ok(true));
         assert_eq!(s.delete("n", "k", Condition::Any), Ok(false));
         assert_eq!(s.get("n", "k"), Ok(None));
@@ -401,10 +339,7 @@ mod tests {
     fn oversized_values_are_refused_and_nothing_is_written() {
         let (_d, s) = temp_db();
         let big = vec![0u8; MAX_VALUE_BYTES + 1];
-        assert_eq!(
-            s.set("n", "k", &big, Condition::Any),
-            Err(StorageError::TooLarge)
-        );
+        assert_eq!(s.set("n", "k", &big, Condition::Any), Err(StorageError::TooLarge));
         assert_eq!(s.get("n", "k"), Ok(None));
         let exact = vec![0u8; MAX_VALUE_BYTES];
         assert_eq!(s.set("n", "k", &exact, Condition::Any), Ok(1));

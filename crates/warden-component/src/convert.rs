@@ -61,12 +61,7 @@ fn decision(d: core::Decision) -> t::Decision {
 }
 
 fn signals(s: Vec<core::Signal>) -> Vec<t::Signal> {
-    s.into_iter()
-        .map(|s| t::Signal {
-            name: s.name,
-            detail: s.detail,
-        })
-        .collect()
+    s.into_iter().map(|s| t::Signal { name: s.name, detail: s.detail }).collect()
 }
 
 pub fn verdict(v: core::Verdict) -> t::Verdict {
@@ -102,12 +97,7 @@ pub fn turn(x: wit::Turn) -> core::Turn {
         context: core::ChannelContext {
             thread_starter: x.context.thread_starter.map(message),
             replied_to: x.context.replied_to.map(message),
-            since_last_reply: x
-                .context
-                .since_last_reply
-                .into_iter()
-                .map(message)
-                .collect(),
+            since_last_reply: x.context.since_last_reply.into_iter().map(message).collect(),
         },
         history: x.history.into_iter().map(message).collect(),
         queue_mode: x.queue_mode.map(|q| match q {
@@ -184,30 +174,15 @@ pub fn outbound_message(m: wit::OutboundMessage) -> core::OutboundMessage {
 }
 
 pub fn turn_start(s: wit::TurnStart) -> core::TurnStart {
-    core::TurnStart {
-        session_id: s.session_id,
-        run_id: s.run_id,
-        chat_id: s.chat_id,
-        label: s.label,
-        now_ms: s.now_ms,
-    }
+    core::TurnStart { session_id: s.session_id, run_id: s.run_id, chat_id: s.chat_id, label: s.label, now_ms: s.now_ms }
 }
 
 pub fn turn_end(e: wit::TurnEnd) -> core::TurnEnd {
-    core::TurnEnd {
-        session_id: e.session_id,
-        run_id: e.run_id,
-        now_ms: e.now_ms,
-    }
+    core::TurnEnd { session_id: e.session_id, run_id: e.run_id, now_ms: e.now_ms }
 }
 
 pub fn pin_state(p: core::PinState) -> wit::PinState {
-    wit::PinState {
-        chat_id: p.chat_id,
-        label: p.label,
-        pinned_at_ms: p.pinned_at_ms,
-        expires_at_ms: p.expires_at_ms,
-    }
+    wit::PinState { chat_id: p.chat_id, label: p.label, pinned_at_ms: p.pinned_at_ms, expires_at_ms: p.expires_at_ms }
 }
 
 pub fn approval(a: wit::Approval) -> core::Approval {
@@ -222,12 +197,7 @@ pub fn approval(a: wit::Approval) -> core::Approval {
 }
 
 pub fn usage(u: wit::Usage) -> core::Usage {
-    core::Usage {
-        agent_id: u.agent_id,
-        session_id: u.session_id,
-        tokens: u.tokens,
-        now_ms: u.now_ms,
-    }
+    core::Usage { agent_id: u.agent_id, session_id: u.session_id, tokens: u.tokens, now_ms: u.now_ms }
 }
 
 pub fn outcome_report(r: wit::OutcomeReport) -> core::OutcomeReport {
@@ -257,25 +227,14 @@ fn checks(c: Vec<core::CheckStatus>) -> Vec<wit::CheckStatus> {
 }
 
 pub fn config_report(r: core::ConfigReport) -> wit::ConfigReport {
-    wit::ConfigReport {
-        policy_version: r.policy_version,
-        checks: checks(r.checks),
-        warnings: r.warnings,
-    }
+    wit::ConfigReport { policy_version: r.policy_version, checks: checks(r.checks), warnings: r.warnings }
 }
 
 pub fn diagnostics(d: core::Diagnostics) -> wit::DiagnosticsReport {
     wit::DiagnosticsReport {
         policy_version: d.policy_version,
         checks: checks(d.checks),
-        counters: d
-            .counters
-            .into_iter()
-            .map(|c| wit::Counter {
-                name: c.name,
-                value: c.value,
-            })
-            .collect(),
+        counters: d.counters.into_iter().map(|c| wit::Counter { name: c.name, value: c.value }).collect(),
         warnings: d.warnings,
     }
 }

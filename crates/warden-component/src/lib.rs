@@ -17,8 +17,8 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
 use exports::warden::guard::policy::{
-    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, OutboundMessage,
-    OutcomeReport, PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
+    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, OutboundMessage, OutcomeReport,
+    PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
 use warden::guard::types::{PolicyError, Verdict};
 use warden_core::Warden;
@@ -53,12 +53,7 @@ unsafe extern "C" {}
 /// pointer and sizes it obtained from earlier calls.
 #[cfg(target_arch = "wasm32")]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cabi_realloc(
-    old_ptr: *mut u8,
-    old_len: usize,
-    align: usize,
-    new_len: usize,
-) -> *mut u8 {
+pub unsafe extern "C" fn cabi_realloc(old_ptr: *mut u8, old_len: usize, align: usize, new_len: usize) -> *mut u8 {
     use alloc::alloc::{Layout, alloc, realloc};
     if new_len == 0 {
         return align as *mut u8;
@@ -69,11 +64,7 @@ pub unsafe extern "C" fn cabi_realloc(
         if old_len == 0 {
             alloc(Layout::from_size_align_unchecked(new_len, align))
         } else {
-            realloc(
-                old_ptr,
-                Layout::from_size_align_unchecked(old_len, align),
-                new_len,
-            )
+            realloc(old_ptr, Layout::from_size_align_unchecked(old_len, align), new_len)
         }
     };
     if ptr.is_null() {
@@ -99,9 +90,7 @@ fn with_policy<T>(f: impl FnOnce(Option<&Warden>) -> T) -> T {
     f(active.as_ref())
 }
 
-fn configured<T>(
-    f: impl FnOnce(&Warden) -> Result<T, warden_core::model::PolicyError>,
-) -> Result<T, PolicyError> {
+fn configured<T>(f: impl FnOnce(&Warden) -> Result<T, warden_core::model::PolicyError>) -> Result<T, PolicyError> {
     with_policy(|policy| match policy {
         Some(w) => f(w).map_err(convert::policy_error),
         None => Err(PolicyError::NotConfigured),
@@ -118,13 +107,7 @@ impl PolicyGuest for Component {
                 *ACTIVE.0.borrow_mut() = Some(warden);
                 Ok(report)
             }
-            Err(errors) => Err(errors
-                .into_iter()
-                .map(|e| ConfigError {
-                    path: e.path,
-                    message: e.message,
-                })
-                .collect()),
+            Err(errors) => Err(errors.into_iter().map(|e| ConfigError { path: e.path, message: e.message }).collect()),
         }
     }
 
@@ -166,8 +149,7 @@ impl PolicyGuest for Component {
     }
 
     fn current_pin(session_id: String, now_ms: u64) -> Result<Option<PinState>, PolicyError> {
-        configured(|w| w.current_pin(&ports::host(), &session_id, now_ms))
-            .map(|p| p.map(convert::pin_state))
+        configured(|w| w.current_pin(&ports::host(), &session_id, now_ms)).map(|p| p.map(convert::pin_state))
     }
 
     fn record_approval(answer: Approval) -> Result<(), PolicyError> {
@@ -209,12 +191,7 @@ impl GateGuest for Component {
         configured(|_| Err(gate_not_configured()))
     }
 
-    fn reply(
-        _channel: String,
-        _recipient: String,
-        _thread: Option<String>,
-        _now_ms: u64,
-    ) -> Result<(), PolicyError> {
+    fn reply(_channel: String, _recipient: String, _thread: Option<String>, _now_ms: u64) -> Result<(), PolicyError> {
         configured(|_| Err(gate_not_configured()))
     }
 

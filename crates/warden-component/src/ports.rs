@@ -5,8 +5,7 @@ use crate::warden::guard::{http, log, storage};
 use alloc::string::String;
 use alloc::vec::Vec;
 use warden_core::ports::{
-    Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Ports, Storage,
-    StorageError,
+    Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Ports, Storage, StorageError,
 };
 
 pub struct HostHttp;
@@ -15,11 +14,7 @@ pub struct HostLog;
 
 /// The ports of this instance.
 pub fn host() -> Ports<'static> {
-    Ports {
-        http: &HostHttp,
-        storage: &HostStorage,
-        log: &HostLog,
-    }
+    Ports { http: &HostHttp, storage: &HostStorage, log: &HostLog }
 }
 
 fn request(r: &HttpRequest) -> http::Request {
@@ -40,11 +35,7 @@ fn request(r: &HttpRequest) -> http::Request {
 
 fn answer(r: Result<http::Response, http::HttpError>) -> Result<HttpResponse, HttpError> {
     match r {
-        Ok(resp) => Ok(HttpResponse {
-            status: resp.status,
-            headers: resp.headers,
-            body: resp.body,
-        }),
+        Ok(resp) => Ok(HttpResponse { status: resp.status, headers: resp.headers, body: resp.body }),
         Err(e) => Err(match e {
             http::HttpError::Denied => HttpError::Denied,
             http::HttpError::MissingCredential => HttpError::MissingCredential,
@@ -85,26 +76,15 @@ fn storage_error(e: storage::StorageError) -> StorageError {
 }
 
 fn entry(e: storage::Entry) -> Entry {
-    Entry {
-        value: e.value,
-        version: e.version,
-    }
+    Entry { value: e.value, version: e.version }
 }
 
 impl Storage for HostStorage {
     fn get(&self, namespace: &str, key: &str) -> Result<Option<Entry>, StorageError> {
-        storage::get(namespace, key)
-            .map(|e| e.map(entry))
-            .map_err(storage_error)
+        storage::get(namespace, key).map(|e| e.map(entry)).map_err(storage_error)
     }
 
-    fn set(
-        &self,
-        namespace: &str,
-        key: &str,
-        value: &[u8],
-        when: Condition,
-    ) -> Result<u64, StorageError> {
+    fn set(&self, namespace: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError> {
         storage::set(namespace, key, value, condition(when)).map_err(storage_error)
     }
 
@@ -120,12 +100,7 @@ impl Storage for HostStorage {
         reverse: bool,
     ) -> Result<Vec<(String, Entry)>, StorageError> {
         storage::list(namespace, prefix, limit, reverse)
-            .map(|entries| {
-                entries
-                    .into_iter()
-                    .map(|k| (k.key, entry(k.entry)))
-                    .collect()
-            })
+            .map(|entries| entries.into_iter().map(|k| (k.key, entry(k.entry))).collect())
             .map_err(storage_error)
     }
 }

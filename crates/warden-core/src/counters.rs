@@ -16,13 +16,9 @@ pub const MAX_REPORTED: u32 = 10_000;
 
 /// Adds one to counter `name`.
 pub fn bump(ports: &Ports<'_>, name: &str) {
-    let result = store::update_json::<u64>(ports.storage, NAMESPACE, name, |n| {
-        Some(n.unwrap_or(0).saturating_add(1))
-    });
+    let result = store::update_json::<u64>(ports.storage, NAMESPACE, name, |n| Some(n.unwrap_or(0).saturating_add(1)));
     if let Err(e) = result {
-        ports
-            .log
-            .write(Level::Warn, &format!("counter {name} not updated: {e}"));
+        ports.log.write(Level::Warn, &format!("counter {name} not updated: {e}"));
     }
 }
 
@@ -31,9 +27,6 @@ pub fn all(ports: &Ports<'_>) -> Result<Vec<Counter>, StorageError> {
     let entries = ports.storage.list(NAMESPACE, "", MAX_REPORTED, false)?;
     Ok(entries
         .into_iter()
-        .map(|(name, entry)| Counter {
-            name,
-            value: serde_json::from_slice(&entry.value).unwrap_or(0),
-        })
+        .map(|(name, entry)| Counter { name, value: serde_json::from_slice(&entry.value).unwrap_or(0) })
         .collect())
 }

@@ -4,9 +4,8 @@ use crate::config::Config;
 use crate::config::reader::ConfigError;
 use crate::counters;
 use crate::model::{
-    Approval, CheckStatus, ConfigReport, Decision, Diagnostics, OutboundMessage, OutcomeReport,
-    PinState, PolicyError, Risk, SafetyOutcome, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart,
-    Usage, Verdict,
+    Approval, CheckStatus, ConfigReport, Decision, Diagnostics, OutboundMessage, OutcomeReport, PinState, PolicyError,
+    Risk, SafetyOutcome, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage, Verdict,
 };
 use crate::pin;
 use crate::ports::{Level, Ports};
@@ -30,10 +29,7 @@ impl Warden {
     pub fn configure(text: &str) -> Result<Warden, Vec<ConfigError>> {
         let config = Config::parse(text)?;
         let policy_version = config.policy_version();
-        Ok(Warden {
-            config,
-            policy_version,
-        })
+        Ok(Warden { config, policy_version })
     }
 
     /// The validated configuration.
@@ -48,22 +44,17 @@ impl Warden {
 
     /// What `configure` reports.
     pub fn report(&self) -> ConfigReport {
-        ConfigReport {
-            policy_version: self.policy_version.clone(),
-            checks: self.checks(),
-            warnings: Vec::new(),
-        }
+        ConfigReport { policy_version: self.policy_version.clone(), checks: self.checks(), warnings: Vec::new() }
     }
 
     fn checks(&self) -> Vec<CheckStatus> {
-        let status =
-            |check: &str, active: bool, reason: Option<&str>, failure_mode: &str| CheckStatus {
-                check: check.to_string(),
-                active,
-                mode: "enforce".to_string(),
-                reason: reason.map(str::to_string),
-                failure_mode: failure_mode.to_string(),
-            };
+        let status = |check: &str, active: bool, reason: Option<&str>, failure_mode: &str| CheckStatus {
+            check: check.to_string(),
+            active,
+            mode: "enforce".to_string(),
+            reason: reason.map(str::to_string),
+            failure_mode: failure_mode.to_string(),
+        };
         let pin_on = self.config.pin.enabled;
         vec![
             status("pin", pin_on, (!pin_on).then_some("disabled"), FAIL_CLOSED),
@@ -78,15 +69,8 @@ impl Warden {
     /// and a pin that cannot be read, refuse the call.
     pub fn check_tool_call(&self, ports: &Ports<'_>, call: &ToolCall) -> Verdict {
         let verdict = self.judge_tool_call(ports, call);
-        counters::bump(
-            ports,
-            &format!("tools.{}.{}", verdict.decision.as_str(), verdict.rule),
-        );
-        let level = if verdict.decision == Decision::Allow {
-            Level::Debug
-        } else {
-            Level::Info
-        };
+        counters::bump(ports, &format!("tools.{}.{}", verdict.decision.as_str(), verdict.rule));
+        let level = if verdict.decision == Decision::Allow { Level::Debug } else { Level::Info };
         ports.log.write(
             level,
             &format!(
@@ -105,10 +89,7 @@ impl Warden {
             Ok(other) => {
                 return Verdict::deny(
                     rules::INVALID_ARGUMENTS,
-                    format!(
-                        "arguments: must be a JSON object, got {}",
-                        json_kind(&other)
-                    ),
+                    format!("arguments: must be a JSON object, got {}", json_kind(&other)),
                     Risk::Medium,
                 );
             }
@@ -147,11 +128,7 @@ impl Warden {
     }
 
     /// Starts a turn, pinning its reply when a chat is given.
-    pub fn start_turn(
-        &self,
-        ports: &Ports<'_>,
-        start: &TurnStart,
-    ) -> Result<Option<PinState>, PolicyError> {
+    pub fn start_turn(&self, ports: &Ports<'_>, start: &TurnStart) -> Result<Option<PinState>, PolicyError> {
         pin::start(&self.config.pin, ports.storage, start)
     }
 
@@ -171,14 +148,9 @@ impl Warden {
     }
 
     /// Records a person's answer to an `ask`.
-    pub fn record_approval(
-        &self,
-        _ports: &Ports<'_>,
-        _approval: &Approval,
-    ) -> Result<(), PolicyError> {
+    pub fn record_approval(&self, _ports: &Ports<'_>, _approval: &Approval) -> Result<(), PolicyError> {
         Err(PolicyError::InvalidInput(
-            "key: no check that asks for approval is configured, so there is nothing to approve"
-                .to_string(),
+            "key: no check that asks for approval is configured, so there is nothing to approve".to_string(),
         ))
     }
 
@@ -188,11 +160,7 @@ impl Warden {
     }
 
     /// Records a delivery outcome.
-    pub fn record_outcome(
-        &self,
-        _ports: &Ports<'_>,
-        _report: &OutcomeReport,
-    ) -> Result<(), PolicyError> {
+    pub fn record_outcome(&self, _ports: &Ports<'_>, _report: &OutcomeReport) -> Result<(), PolicyError> {
         Ok(())
     }
 
@@ -224,10 +192,7 @@ pub mod unconfigured {
     use super::*;
 
     pub fn tool_call() -> Verdict {
-        Verdict::allow(
-            rules::NOT_CONFIGURED,
-            "warden has not been configured, so nothing was checked",
-        )
+        Verdict::allow(rules::NOT_CONFIGURED, "warden has not been configured, so nothing was checked")
     }
 
     pub fn outbound() -> Verdict {

@@ -1,8 +1,6 @@
 //! In-memory fakes of the ports, for tests of the core and of code built on it.
 
-use crate::ports::{
-    Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Storage, StorageError,
-};
+use crate::ports::{Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Storage, StorageError};
 use crate::prelude::*;
 use core::cell::RefCell;
 
@@ -41,11 +39,7 @@ impl MemoryStorage {
 
     /// Every stored value, for tests that scan for clear text.
     pub fn dump(&self) -> Vec<(String, String, Vec<u8>)> {
-        self.data
-            .borrow()
-            .iter()
-            .map(|((ns, k), e)| (ns.clone(), k.clone(), e.value.clone()))
-            .collect()
+        self.data.borrow().iter().map(|((ns, k), e)| (ns.clone(), k.clone(), e.value.clone())).collect()
     }
 
     fn fail(&self) -> Result<(), StorageError> {
@@ -67,20 +61,10 @@ impl MemoryStorage {
 impl Storage for MemoryStorage {
     fn get(&self, namespace: &str, key: &str) -> Result<Option<Entry>, StorageError> {
         self.fail()?;
-        Ok(self
-            .data
-            .borrow()
-            .get(&(namespace.into(), key.into()))
-            .cloned())
+        Ok(self.data.borrow().get(&(namespace.into(), key.into())).cloned())
     }
 
-    fn set(
-        &self,
-        namespace: &str,
-        key: &str,
-        value: &[u8],
-        when: Condition,
-    ) -> Result<u64, StorageError> {
+    fn set(&self, namespace: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError> {
         self.fail()?;
         let mut data = self.data.borrow_mut();
         let k = (namespace.to_string(), key.to_string());
@@ -89,13 +73,7 @@ impl Storage for MemoryStorage {
             return Err(StorageError::Conflict);
         }
         let version = current.map_or(1, |e| e.version + 1);
-        data.insert(
-            k,
-            Entry {
-                value: value.to_vec(),
-                version,
-            },
-        );
+        data.insert(k, Entry { value: value.to_vec(), version });
         *self.writes.borrow_mut() += 1;
         Ok(version)
     }
@@ -106,11 +84,7 @@ impl Storage for MemoryStorage {
         let k = (namespace.to_string(), key.to_string());
         let current = data.get(&k);
         if current.is_none() {
-            return if matches!(when, Condition::Version(_)) {
-                Err(StorageError::Conflict)
-            } else {
-                Ok(false)
-            };
+            return if matches!(when, Condition::Version(_)) { Err(StorageError::Conflict) } else { Ok(false) };
         }
         if !Self::holds(current, when) {
             return Err(StorageError::Conflict);
@@ -134,28 +108,23 @@ impl Storage for MemoryStorage {
             .filter(|((ns, k), _)| ns == namespace && k.starts_with(prefix))
             .map(|((_, k), e)| (k.clone(), e.clone()));
         let limit = limit as usize;
-        Ok(if reverse {
-            matching.rev().take(limit).collect()
-        } else {
-            matching.take(limit).collect()
-        })
+        Ok(if reverse { matching.rev().take(limit).collect() } else { matching.take(limit).collect() })
     }
 }
 
+/// How a scripted HTTP port answers.
+pub type Answer = dyn Fn(&HttpRequest) -> Result<HttpResponse, HttpError>;
+
 /// A scripted HTTP port: answers come from a closure, requests are recorded.
 pub struct ScriptedHttp {
-    answer: Box<dyn Fn(&HttpRequest) -> Result<HttpResponse, HttpError>>,
+    answer: Box<Answer>,
     seen: RefCell<Vec<HttpRequest>>,
     batches: RefCell<Vec<usize>>,
 }
 
 impl ScriptedHttp {
     pub fn new(answer: impl Fn(&HttpRequest) -> Result<HttpResponse, HttpError> + 'static) -> Self {
-        ScriptedHttp {
-            answer: Box::new(answer),
-            seen: RefCell::new(Vec::new()),
-            batches: RefCell::new(Vec::new()),
-        }
+        ScriptedHttp { answer: Box::new(answer), seen: RefCell::new(Vec::new()), batches: RefCell::new(Vec::new()) }
     }
 
     /// An HTTP port that must never be called: every request is denied and recorded.

@@ -72,10 +72,7 @@ pub struct Signal {
 
 impl Signal {
     pub fn new(name: impl Into<String>, detail: impl Into<String>) -> Self {
-        Signal {
-            name: name.into(),
-            detail: detail.into(),
-        }
+        Signal { name: name.into(), detail: detail.into() }
     }
 }
 
@@ -93,12 +90,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    pub fn new(
-        decision: Decision,
-        rule: impl Into<String>,
-        reason: impl Into<String>,
-        risk: Risk,
-    ) -> Self {
+    pub fn new(decision: Decision, rule: impl Into<String>, reason: impl Into<String>, risk: Risk) -> Self {
         Verdict {
             decision,
             rule: rule.into(),
@@ -121,10 +113,7 @@ impl Verdict {
 
     /// The answer of a check family that has nothing configured.
     pub fn not_configured(what: &str) -> Self {
-        Verdict::allow(
-            crate::rules::NOT_CONFIGURED,
-            format!("no {what} rules are configured, so nothing was checked"),
-        )
+        Verdict::allow(crate::rules::NOT_CONFIGURED, format!("no {what} rules are configured, so nothing was checked"))
     }
 
     pub fn with_signal(mut self, signal: Signal) -> Self {

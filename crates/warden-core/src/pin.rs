@@ -116,11 +116,7 @@ pub struct PinConfig {
 
 impl Default for PinConfig {
     fn default() -> Self {
-        PinConfig {
-            enabled: true,
-            ttl_minutes: DEFAULT_TTL_MINUTES,
-            tools: default_tools(),
-        }
+        PinConfig { enabled: true, ttl_minutes: DEFAULT_TTL_MINUTES, tools: default_tools() }
     }
 }
 
@@ -135,10 +131,7 @@ fn chat_tool(name: &str, chat_param: &str) -> GatedTool {
 }
 
 fn kind_tool(name: &str, kind: ToolKind) -> GatedTool {
-    GatedTool {
-        kind,
-        ..chat_tool(name, "chat")
-    }
+    GatedTool { kind, ..chat_tool(name, "chat") }
 }
 
 /// Teams-style send/reply/react/create-chat tools and OpenClaw's message tool.
@@ -153,18 +146,10 @@ pub fn default_tools() -> Vec<GatedTool> {
         chat_tool("teams_react", "chat"),
         GatedTool {
             action_param: Some("action".to_string()),
-            ungated_actions: [
-                "read",
-                "search",
-                "list",
-                "info",
-                "channel-info",
-                "channel-list",
-                "member-info",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+            ungated_actions: ["read", "search", "list", "info", "channel-info", "channel-list", "member-info"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             ..chat_tool("message", "target")
         },
     ]
@@ -182,18 +167,10 @@ impl PinConfig {
             return config;
         };
         config.enabled = r.bool(&obj, "enabled", config.enabled);
-        config.ttl_minutes = r.int(
-            &obj,
-            "ttlMinutes",
-            MIN_TTL_MINUTES..=MAX_TTL_MINUTES,
-            DEFAULT_TTL_MINUTES,
-        );
+        config.ttl_minutes = r.int(&obj, "ttlMinutes", MIN_TTL_MINUTES..=MAX_TTL_MINUTES, DEFAULT_TTL_MINUTES);
         if let Some(tools) = r.list(&obj, "tools", MAX_TOOLS, read_tool) {
             r.unique(
-                tools
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (format!("pin.tools[{i}].name"), t.name.as_str())),
+                tools.iter().enumerate().map(|(i, t)| (format!("pin.tools[{i}].name"), t.name.as_str())),
                 "tool name",
             );
             config.tools = tools;
@@ -210,14 +187,10 @@ impl PinConfig {
     }
 }
 
-const NAME: Text =
-    Text::non_blank(MAX_NAME_CHARS).matching(is_name, "must be a name without spaces");
+const NAME: Text = Text::non_blank(MAX_NAME_CHARS).matching(is_name, "must be a name without spaces");
 
 fn read_tool(r: &mut Reader, node: Node<'_>) -> Option<GatedTool> {
-    let obj = r.object(
-        &node,
-        &["name", "kind", "chatParam", "actionParam", "ungatedActions"],
-    )?;
+    let obj = r.object(&node, &["name", "kind", "chatParam", "actionParam", "ungatedActions"])?;
     let name = r.required_string(&obj, "name", NAME);
     let kind = match obj.get("kind") {
         None => {
@@ -240,28 +213,14 @@ fn read_tool(r: &mut Reader, node: Node<'_>) -> Option<GatedTool> {
             }
         },
     };
-    let chat_param = r
-        .optional_string(&obj, "chatParam", NAME)
-        .unwrap_or_else(default_chat_param);
+    let chat_param = r.optional_string(&obj, "chatParam", NAME).unwrap_or_else(default_chat_param);
     let action_param = r.optional_string(&obj, "actionParam", NAME);
-    let ungated_actions = r
-        .list(&obj, "ungatedActions", MAX_ACTIONS, |r, n| {
-            r.string_value(&n, NAME)
-        })
-        .unwrap_or_default();
+    let ungated_actions =
+        r.list(&obj, "ungatedActions", MAX_ACTIONS, |r, n| r.string_value(&n, NAME)).unwrap_or_default();
     if !ungated_actions.is_empty() && action_param.is_none() {
-        r.error(
-            obj.path_of("ungatedActions"),
-            "needs `actionParam` to name the argument that carries the action",
-        );
+        r.error(obj.path_of("ungatedActions"), "needs `actionParam` to name the argument that carries the action");
     }
-    Some(GatedTool {
-        name: name?,
-        kind: kind?,
-        chat_param,
-        action_param,
-        ungated_actions,
-    })
+    Some(GatedTool { name: name?, kind: kind?, chat_param, action_param, ungated_actions })
 }
 
 /// A pin as stored.
@@ -293,26 +252,18 @@ impl StoredPin {
 
 fn check_id(field: &str, value: &str, max: usize) -> Result<(), PolicyError> {
     if value.trim().is_empty() {
-        return Err(PolicyError::InvalidInput(format!(
-            "{field}: must not be empty"
-        )));
+        return Err(PolicyError::InvalidInput(format!("{field}: must not be empty")));
     }
     let chars = value.chars().count();
     if chars > max {
-        return Err(PolicyError::InvalidInput(format!(
-            "{field}: must be at most {max} characters, got {chars}"
-        )));
+        return Err(PolicyError::InvalidInput(format!("{field}: must be at most {max} characters, got {chars}")));
     }
     Ok(())
 }
 
 /// Pins the turn's reply to its chat, or clears the session's pin when the
 /// turn names no chat.
-pub fn start(
-    config: &PinConfig,
-    storage: &dyn Storage,
-    start: &TurnStart,
-) -> Result<Option<PinState>, PolicyError> {
+pub fn start(config: &PinConfig, storage: &dyn Storage, start: &TurnStart) -> Result<Option<PinState>, PolicyError> {
     check_id("sessionId", &start.session_id, MAX_ID_CHARS)?;
     if let Some(chat) = &start.chat_id {
         check_id("chatId", chat, MAX_ID_CHARS)?;
@@ -337,12 +288,10 @@ pub fn start(
 /// Clears the session's pin, unless a later run of the session re-pinned it.
 pub fn settle(storage: &dyn Storage, end: &TurnEnd) -> Result<(), PolicyError> {
     check_id("sessionId", &end.session_id, MAX_ID_CHARS)?;
-    let Some((pin, version)) = store::get_json::<StoredPin>(storage, NAMESPACE, &end.session_id)?
-    else {
+    let Some((pin, version)) = store::get_json::<StoredPin>(storage, NAMESPACE, &end.session_id)? else {
         return Ok(());
     };
-    let other_run =
-        matches!((&pin.run_id, &end.run_id), (Some(pinned), Some(ending)) if pinned != ending);
+    let other_run = matches!((&pin.run_id, &end.run_id), (Some(pinned), Some(ending)) if pinned != ending);
     if other_run {
         return Ok(());
     }
@@ -362,27 +311,18 @@ pub fn current(
 ) -> Result<Option<PinState>, PolicyError> {
     check_id("sessionId", session_id, MAX_ID_CHARS)?;
     let pin = store::get_json::<StoredPin>(storage, NAMESPACE, session_id)?;
-    Ok(pin
-        .filter(|(p, _)| p.is_valid(config, now_ms))
-        .map(|(p, _)| p.state(config)))
+    Ok(pin.filter(|(p, _)| p.is_valid(config, now_ms)).map(|(p, _)| p.state(config)))
 }
 
 /// The pin's answer to a tool call: `None` when the pin has nothing to say
 /// (pinning off, not a gated tool or action, no session, no valid pin).
-pub fn check(
-    config: &PinConfig,
-    storage: &dyn Storage,
-    call: &ToolCall,
-    args: Option<&Value>,
-) -> Option<Verdict> {
+pub fn check(config: &PinConfig, storage: &dyn Storage, call: &ToolCall, args: Option<&Value>) -> Option<Verdict> {
     if !config.enabled {
         return None;
     }
     let tool = config.gated(&call.tool_name)?;
     if let Some(action_param) = &tool.action_param {
-        let action = args
-            .and_then(|a| a.get(action_param))
-            .and_then(Value::as_str);
+        let action = args.and_then(|a| a.get(action_param)).and_then(Value::as_str);
         if let Some(action) = action
             && tool.ungated_actions.iter().any(|u| u == action)
         {
@@ -417,33 +357,18 @@ fn judge(tool: &GatedTool, pin: &StoredPin, args: Option<&Value>) -> Verdict {
     let deny = |rule: &str, what: &str| Verdict::deny(rule, refusal(&pin.label, what), Risk::High);
     match tool.kind {
         ToolKind::ChannelPost => deny(rules::CHANNEL_POST, "This would post in a channel."),
-        ToolKind::NewChat => deny(
-            rules::NEW_CHAT,
-            "This would start a different conversation.",
-        ),
+        ToolKind::NewChat => deny(rules::NEW_CHAT, "This would start a different conversation."),
         ToolKind::Chat => {
-            let chat = args
-                .and_then(|a| a.get(&tool.chat_param))
-                .and_then(Value::as_str)
-                .filter(|c| !c.is_empty());
+            let chat = args.and_then(|a| a.get(&tool.chat_param)).and_then(Value::as_str).filter(|c| !c.is_empty());
             match chat {
-                None => deny(
-                    rules::MISSING_CHAT,
-                    "This does not name the chat it would write to.",
-                ),
+                None => deny(rules::MISSING_CHAT, "This does not name the chat it would write to."),
                 Some(chat) if chat != pin.chat_id => deny(
                     rules::OTHER_CHAT,
-                    &format!(
-                        "This would write to \"{}\" instead.",
-                        crate::config::reader::shorten(chat)
-                    ),
+                    &format!("This would write to \"{}\" instead.", crate::config::reader::shorten(chat)),
                 ),
                 Some(_) => Verdict::allow(
                     rules::PINNED_CHAT,
-                    format!(
-                        "This writes to \"{}\", the chat the answer is owed to.",
-                        pin.label
-                    ),
+                    format!("This writes to \"{}\", the chat the answer is owed to.", pin.label),
                 ),
             }
         }
@@ -490,11 +415,7 @@ mod tests {
         config
     }
 
-    fn decide(
-        config: &PinConfig,
-        storage: &MemoryStorage,
-        c: &ToolCall,
-    ) -> Option<(Decision, String)> {
+    fn decide(config: &PinConfig, storage: &MemoryStorage, c: &ToolCall) -> Option<(Decision, String)> {
         let args: Option<Value> = serde_json::from_str(&c.arguments).ok();
         check(config, storage, c, args.as_ref()).map(|v| (v.decision, v.rule))
     }
@@ -504,90 +425,31 @@ mod tests {
         let storage = MemoryStorage::default();
         let config = pinned(&storage);
         let ttl = DEFAULT_TTL_MINUTES * 60_000;
-        let cases: &[(&str, Value, u64, Option<(Decision, &str)>)] = &[
-            (
-                "teams_send_chat_message",
-                json!({"chat": "19:alice"}),
-                T0,
-                Some((Decision::Allow, rules::PINNED_CHAT)),
-            ),
-            (
-                "teams_send_chat_message",
-                json!({"chat": "19:bob"}),
-                T0,
-                Some((Decision::Deny, rules::OTHER_CHAT)),
-            ),
+        type Case = (&'static str, Value, u64, Option<(Decision, &'static str)>);
+        let cases: &[Case] = &[
+            ("teams_send_chat_message", json!({"chat": "19:alice"}), T0, Some((Decision::Allow, rules::PINNED_CHAT))),
+            ("teams_send_chat_message", json!({"chat": "19:bob"}), T0, Some((Decision::Deny, rules::OTHER_CHAT))),
             // The label is not the ID: a chat named by its label is refused.
-            (
-                "teams_send_chat_message",
-                json!({"chat": "Alice"}),
-                T0,
-                Some((Decision::Deny, rules::OTHER_CHAT)),
-            ),
-            (
-                "teams_send_chat_message",
-                json!({}),
-                T0,
-                Some((Decision::Deny, rules::MISSING_CHAT)),
-            ),
-            (
-                "teams_send_chat_message",
-                json!({"chat": ""}),
-                T0,
-                Some((Decision::Deny, rules::MISSING_CHAT)),
-            ),
-            (
-                "teams_send_chat_message",
-                json!({"chat": 7}),
-                T0,
-                Some((Decision::Deny, rules::MISSING_CHAT)),
-            ),
+            ("teams_send_chat_message", json!({"chat": "Alice"}), T0, Some((Decision::Deny, rules::OTHER_CHAT))),
+            ("teams_send_chat_message", json!({}), T0, Some((Decision::Deny, rules::MISSING_CHAT))),
+            ("teams_send_chat_message", json!({"chat": ""}), T0, Some((Decision::Deny, rules::MISSING_CHAT))),
+            ("teams_send_chat_message", json!({"chat": 7}), T0, Some((Decision::Deny, rules::MISSING_CHAT))),
             (
                 "teams_send_channel_message",
                 json!({"channel": "general"}),
                 T0,
                 Some((Decision::Deny, rules::CHANNEL_POST)),
             ),
-            (
-                "teams_reply_channel_message",
-                json!({}),
-                T0,
-                Some((Decision::Deny, rules::CHANNEL_POST)),
-            ),
-            (
-                "teams_create_chat",
-                json!({"members": ["x"]}),
-                T0,
-                Some((Decision::Deny, rules::NEW_CHAT)),
-            ),
-            (
-                "teams_react",
-                json!({"chat": "19:bob"}),
-                T0,
-                Some((Decision::Deny, rules::OTHER_CHAT)),
-            ),
+            ("teams_reply_channel_message", json!({}), T0, Some((Decision::Deny, rules::CHANNEL_POST))),
+            ("teams_create_chat", json!({"members": ["x"]}), T0, Some((Decision::Deny, rules::NEW_CHAT))),
+            ("teams_react", json!({"chat": "19:bob"}), T0, Some((Decision::Deny, rules::OTHER_CHAT))),
             // Reading and calendar tools are never gated.
             ("teams_read_chat", json!({"chat": "19:bob"}), T0, None),
             ("calendar_list", json!({}), T0, None),
             // OpenClaw's message tool: reading actions pass, sending is pinned.
-            (
-                "message",
-                json!({"action": "read", "target": "19:bob"}),
-                T0,
-                None,
-            ),
-            (
-                "message",
-                json!({"action": "send", "target": "19:bob"}),
-                T0,
-                Some((Decision::Deny, rules::OTHER_CHAT)),
-            ),
-            (
-                "message",
-                json!({"target": "19:bob"}),
-                T0,
-                Some((Decision::Deny, rules::OTHER_CHAT)),
-            ),
+            ("message", json!({"action": "read", "target": "19:bob"}), T0, None),
+            ("message", json!({"action": "send", "target": "19:bob"}), T0, Some((Decision::Deny, rules::OTHER_CHAT))),
+            ("message", json!({"target": "19:bob"}), T0, Some((Decision::Deny, rules::OTHER_CHAT))),
             (
                 "message",
                 json!({"action": "send", "target": "19:alice"}),
@@ -595,18 +457,8 @@ mod tests {
                 Some((Decision::Allow, rules::PINNED_CHAT)),
             ),
             // Still valid at exactly the TTL, gone one millisecond later.
-            (
-                "teams_send_chat_message",
-                json!({"chat": "19:bob"}),
-                T0 + ttl,
-                Some((Decision::Deny, rules::OTHER_CHAT)),
-            ),
-            (
-                "teams_send_chat_message",
-                json!({"chat": "19:bob"}),
-                T0 + ttl + 1,
-                None,
-            ),
+            ("teams_send_chat_message", json!({"chat": "19:bob"}), T0 + ttl, Some((Decision::Deny, rules::OTHER_CHAT))),
+            ("teams_send_chat_message", json!({"chat": "19:bob"}), T0 + ttl + 1, None),
         ];
         for (tool, args, now, expected) in cases {
             let got = decide(&config, &storage, &call(tool, args.clone(), *now));
@@ -632,16 +484,9 @@ mod tests {
     fn settling_clears_the_pin_but_not_a_newer_runs_pin() {
         let storage = MemoryStorage::default();
         let config = pinned(&storage);
-        let end = |run: &str| TurnEnd {
-            session_id: "s1".into(),
-            run_id: Some(run.into()),
-            now_ms: T0 + 5,
-        };
+        let end = |run: &str| TurnEnd { session_id: "s1".into(), run_id: Some(run.into()), now_ms: T0 + 5 };
         assert_eq!(settle(&storage, &end("r0")), Ok(()));
-        assert!(matches!(
-            current(&config, &storage, "s1", T0 + 6),
-            Ok(Some(_))
-        ));
+        assert!(matches!(current(&config, &storage, "s1", T0 + 6), Ok(Some(_))));
         assert_eq!(settle(&storage, &end("r1")), Ok(()));
         assert_eq!(current(&config, &storage, "s1", T0 + 6), Ok(None));
         let c = call("teams_send_chat_message", json!({"chat": "19:bob"}), T0 + 7);
@@ -654,10 +499,7 @@ mod tests {
         let config = pinned(&storage);
         storage.fail_with(crate::ports::StorageError::Unavailable("disk gone".into()));
         let c = call("teams_send_chat_message", json!({"chat": "19:alice"}), T0);
-        assert_eq!(
-            decide(&config, &storage, &c),
-            Some((Decision::Deny, rules::STORAGE_UNAVAILABLE.to_string()))
-        );
+        assert_eq!(decide(&config, &storage, &c), Some((Decision::Deny, rules::STORAGE_UNAVAILABLE.to_string())));
         let c = call("calendar_list", json!({}), T0);
         assert_eq!(decide(&config, &storage, &c), None);
     }
@@ -666,10 +508,7 @@ mod tests {
     fn disabled_pinning_gates_nothing() {
         let storage = MemoryStorage::default();
         pinned(&storage);
-        let config = PinConfig {
-            enabled: false,
-            ..PinConfig::default()
-        };
+        let config = PinConfig { enabled: false, ..PinConfig::default() };
         let c = call("teams_send_chat_message", json!({"chat": "19:bob"}), T0);
         assert_eq!(decide(&config, &storage, &c), None);
     }
@@ -678,21 +517,14 @@ mod tests {
     fn start_turn_rejects_blank_and_oversized_ids() {
         let storage = MemoryStorage::default();
         let config = PinConfig::default();
-        let mut s = TurnStart {
-            session_id: " ".into(),
-            run_id: None,
-            chat_id: Some("c".into()),
-            label: None,
-            now_ms: T0,
-        };
+        let mut s =
+            TurnStart { session_id: " ".into(), run_id: None, chat_id: Some("c".into()), label: None, now_ms: T0 };
         assert!(
             matches!(start(&config, &storage, &s), Err(PolicyError::InvalidInput(m)) if m.starts_with("sessionId"))
         );
         s.session_id = "s".into();
         s.chat_id = Some("c".repeat(MAX_ID_CHARS + 1));
-        assert!(
-            matches!(start(&config, &storage, &s), Err(PolicyError::InvalidInput(m)) if m.starts_with("chatId"))
-        );
+        assert!(matches!(start(&config, &storage, &s), Err(PolicyError::InvalidInput(m)) if m.starts_with("chatId")));
         s.chat_id = Some("c".repeat(MAX_ID_CHARS));
         assert!(matches!(start(&config, &storage, &s), Ok(Some(_))));
         assert_eq!(storage.len(), 1);

@@ -103,13 +103,7 @@ impl core::fmt::Display for StorageError {
 /// Namespaced key-value storage with versions for compare-and-swap.
 pub trait Storage {
     fn get(&self, namespace: &str, key: &str) -> Result<Option<Entry>, StorageError>;
-    fn set(
-        &self,
-        namespace: &str,
-        key: &str,
-        value: &[u8],
-        when: Condition,
-    ) -> Result<u64, StorageError>;
+    fn set(&self, namespace: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError>;
     fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError>;
     fn list(
         &self,

@@ -18,9 +18,8 @@ pub fn get_json<T: DeserializeOwned>(
     let Some(entry) = storage.get(namespace, key)? else {
         return Ok(None);
     };
-    let value = serde_json::from_slice(&entry.value).map_err(|e| {
-        StorageError::Other(format!("record {namespace}/{key} is not readable: {e}"))
-    })?;
+    let value = serde_json::from_slice(&entry.value)
+        .map_err(|e| StorageError::Other(format!("record {namespace}/{key} is not readable: {e}")))?;
     Ok(Some((value, entry.version)))
 }
 
@@ -32,9 +31,8 @@ pub fn put_json<T: Serialize>(
     value: &T,
     when: Condition,
 ) -> Result<u64, StorageError> {
-    let bytes = serde_json::to_vec(value).map_err(|e| {
-        StorageError::Other(format!("record {namespace}/{key} cannot be encoded: {e}"))
-    })?;
+    let bytes = serde_json::to_vec(value)
+        .map_err(|e| StorageError::Other(format!("record {namespace}/{key} cannot be encoded: {e}")))?;
     storage.set(namespace, key, &bytes, when)
 }
 

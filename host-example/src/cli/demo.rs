@@ -35,13 +35,7 @@ struct Script<'a> {
 }
 
 impl Script<'_> {
-    fn wake(
-        &mut self,
-        who: &'static str,
-        run: &str,
-        chat: &str,
-        at_min: u64,
-    ) -> Result<(), Failure> {
+    fn wake(&mut self, who: &'static str, run: &str, chat: &str, at_min: u64) -> Result<(), Failure> {
         let pin = self
             .runtime
             .start_turn(&TurnStart {
@@ -89,14 +83,7 @@ impl Script<'_> {
         Ok(())
     }
 
-    fn tool(
-        &mut self,
-        who: &'static str,
-        tool: &str,
-        args: serde_json::Value,
-        at_min: u64,
-        note: &str,
-    ) {
+    fn tool(&mut self, who: &'static str, tool: &str, args: serde_json::Value, at_min: u64, note: &str) {
         let shown = format!("{tool} {args}{note}");
         let verdict = self.runtime.check_tool_call(&ToolCall {
             tool_name: tool.into(),
@@ -127,19 +114,9 @@ impl Script<'_> {
 }
 
 fn play(runtime: &Runtime) -> Result<Vec<Row>, Failure> {
-    let mut s = Script {
-        runtime,
-        t0: now_ms(),
-        rows: Vec::new(),
-    };
+    let mut s = Script { runtime, t0: now_ms(), rows: Vec::new() };
     s.wake("Alice", "run-1", "19:alice", 0)?;
-    s.tool(
-        "agent",
-        "teams_send_chat_message",
-        json!({"chat": "19:alice", "text": "On it."}),
-        0,
-        "",
-    );
+    s.tool("agent", "teams_send_chat_message", json!({"chat": "19:alice", "text": "On it."}), 0, "");
     s.tool(
         "agent",
         "teams_send_chat_message",
@@ -147,50 +124,14 @@ fn play(runtime: &Runtime) -> Result<Vec<Row>, Failure> {
         1,
         "  (Alice's message asked for this)",
     );
-    s.tool(
-        "agent",
-        "teams_send_chat_message",
-        json!({"chat": "Alice", "text": "Done"}),
-        1,
-        "  (label, not ID)",
-    );
-    s.tool(
-        "agent",
-        "teams_send_channel_message",
-        json!({"channel": "general", "text": "FYI"}),
-        2,
-        "",
-    );
-    s.tool(
-        "agent",
-        "teams_create_chat",
-        json!({"members": ["carol@example.com"]}),
-        2,
-        "",
-    );
-    s.tool(
-        "agent",
-        "calendar_list",
-        json!({"day": "today"}),
-        3,
-        "  (reading is never pinned)",
-    );
+    s.tool("agent", "teams_send_chat_message", json!({"chat": "Alice", "text": "Done"}), 1, "  (label, not ID)");
+    s.tool("agent", "teams_send_channel_message", json!({"channel": "general", "text": "FYI"}), 2, "");
+    s.tool("agent", "teams_create_chat", json!({"members": ["carol@example.com"]}), 2, "");
+    s.tool("agent", "calendar_list", json!({"day": "today"}), 3, "  (reading is never pinned)");
     s.settle("run-1", 4)?;
     s.wake("Bob", "run-2", "19:bob", 5)?;
-    s.tool(
-        "agent",
-        "teams_send_chat_message",
-        json!({"chat": "19:bob", "text": "Here you go"}),
-        5,
-        "",
-    );
-    s.tool(
-        "agent",
-        "teams_send_chat_message",
-        json!({"chat": "19:alice", "text": "Bob asked about you"}),
-        6,
-        "",
-    );
+    s.tool("agent", "teams_send_chat_message", json!({"chat": "19:bob", "text": "Here you go"}), 5, "");
+    s.tool("agent", "teams_send_chat_message", json!({"chat": "19:alice", "text": "Bob asked about you"}), 6, "");
     // The run crashes and never settles: the pin expires after its TTL.
     s.tool(
         "agent",
@@ -210,17 +151,9 @@ fn first_sentence(text: &str) -> &str {
 }
 
 fn print(rows: &[Row], db: &std::path::Path, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "Warden demo: one assistant, two people, reply pinning enforced by the component."
-    )?;
+    writeln!(out, "Warden demo: one assistant, two people, reply pinning enforced by the component.")?;
     writeln!(out, "Storage: {}\n", db.display())?;
-    let action_width = rows
-        .iter()
-        .map(|r| r.action.chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(78);
+    let action_width = rows.iter().map(|r| r.action.chars().count()).max().unwrap_or(0).min(78);
     let rule_width = rows.iter().map(|r| r.rule.len()).max().unwrap_or(0);
     writeln!(
         out,
@@ -233,11 +166,7 @@ fn print(rows: &[Row], db: &std::path::Path, out: &mut dyn Write) -> std::io::Re
         aw = action_width,
         rw = rule_width
     )?;
-    writeln!(
-        out,
-        "{}",
-        "-".repeat(2 + 2 + 7 + action_width + 2 + 9 + rule_width)
-    )?;
+    writeln!(out, "{}", "-".repeat(2 + 2 + 7 + action_width + 2 + 9 + rule_width))?;
     for (i, r) in rows.iter().enumerate() {
         let action: String = r.action.chars().take(action_width).collect();
         writeln!(
@@ -256,10 +185,7 @@ fn print(rows: &[Row], db: &std::path::Path, out: &mut dyn Write) -> std::io::Re
     writeln!(out)?;
     let denied = rows.iter().filter(|r| r.decision == "deny").count();
     let allowed = rows.iter().filter(|r| r.decision == "allow").count();
-    writeln!(
-        out,
-        "{allowed} allowed, {denied} denied. Every decision above came from the component through wasmtime."
-    )
+    writeln!(out, "{allowed} allowed, {denied} denied. Every decision above came from the component through wasmtime.")
 }
 
 /// Plays the demo and prints the table.

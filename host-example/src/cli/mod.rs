@@ -155,17 +155,11 @@ struct Failure {
 
 impl Failure {
     fn invalid(message: impl Into<String>) -> Failure {
-        Failure {
-            code: EXIT_INVALID,
-            message: message.into(),
-        }
+        Failure { code: EXIT_INVALID, message: message.into() }
     }
 
     fn failed(message: impl Into<String>) -> Failure {
-        Failure {
-            code: EXIT_FAILURE,
-            message: message.into(),
-        }
+        Failure { code: EXIT_FAILURE, message: message.into() }
     }
 }
 
@@ -209,8 +203,7 @@ fn log_sink(min: LogLevel) -> LogSink {
 }
 
 fn read_config(path: &PathBuf) -> Result<String, Failure> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", path.display())))
+    std::fs::read_to_string(path).map_err(|e| Failure::invalid(format!("cannot read {}: {e}", path.display())))
 }
 
 fn read_stdin(stdin: &mut dyn Read) -> Result<String, Failure> {
@@ -220,9 +213,7 @@ fn read_stdin(stdin: &mut dyn Read) -> Result<String, Failure> {
         .read_to_string(&mut text)
         .map_err(|e| Failure::invalid(format!("cannot read the request from stdin: {e}")))?;
     if text.len() as u64 > MAX_STDIN_BYTES {
-        return Err(Failure::invalid(format!(
-            "the request on stdin must be at most {MAX_STDIN_BYTES} bytes"
-        )));
+        return Err(Failure::invalid(format!("the request on stdin must be at most {MAX_STDIN_BYTES} bytes")));
     }
     Ok(text)
 }
@@ -233,13 +224,7 @@ fn options(host: &HostArgs, storage: Arc<dyn crate::storage::Storage>) -> Runtim
             Some(path) => ComponentSource::File(path.clone()),
             None => ComponentSource::Embedded,
         },
-        cache_dir: if host.no_cache {
-            None
-        } else {
-            host.cache_dir
-                .clone()
-                .or_else(crate::runtime::default_cache_dir)
-        },
+        cache_dir: if host.no_cache { None } else { host.cache_dir.clone().or_else(crate::runtime::default_cache_dir) },
         limits: Limits {
             memory_bytes: (host.memory_mib * 1024 * 1024) as usize,
             cpu: Duration::from_millis(host.cpu_ms),
@@ -274,15 +259,13 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
             // Parse before opening anything: a rejected request writes nothing.
             match what {
                 CheckKind::Tool => {
-                    let call: json::ToolCallJson =
-                        json::parse(&request).map_err(Failure::invalid)?;
+                    let call: json::ToolCallJson = json::parse(&request).map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
                     let verdict = runtime.check_tool_call(&call.into());
                     print_json(stdout, &VerdictJson::from(&verdict))
                 }
                 CheckKind::Outbound => {
-                    let message: json::OutboundJson =
-                        json::parse(&request).map_err(Failure::invalid)?;
+                    let message: json::OutboundJson = json::parse(&request).map_err(Failure::invalid)?;
                     let message = message.into_wit().map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
                     let verdict = runtime.check_outbound(&message);
@@ -296,52 +279,24 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
                 }
             }
         }
-        Command::Pin {
-            policy,
-            session,
-            chat,
-            label,
-            run,
-            now_ms,
-        } => {
+        Command::Pin { policy, session, chat, label, run, now_ms } => {
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
-            let start = json::TurnStartJson {
-                session_id: session,
-                run_id: run,
-                chat_id: Some(chat),
-                label,
-                now_ms,
-            };
-            let pin = runtime
-                .start_turn(&start.into())
-                .map_err(|e| Failure::invalid(e.to_string()))?;
+            let start = json::TurnStartJson { session_id: session, run_id: run, chat_id: Some(chat), label, now_ms };
+            let pin = runtime.start_turn(&start.into()).map_err(|e| Failure::invalid(e.to_string()))?;
             print_json(stdout, &pin.as_ref().map(json::PinStateJson::from))
         }
-        Command::Settle {
-            policy,
-            session,
-            run,
-            now_ms,
-        } => {
+        Command::Settle { policy, session, run, now_ms } => {
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
-            let end = json::TurnEndJson {
-                session_id: session,
-                run_id: run,
-                now_ms,
-            };
-            runtime
-                .settle_turn(&end.into())
-                .map_err(|e| Failure::invalid(e.to_string()))?;
+            let end = json::TurnEndJson { session_id: session, run_id: run, now_ms };
+            runtime.settle_turn(&end.into()).map_err(|e| Failure::invalid(e.to_string()))?;
             print_json(stdout, &serde_json::json!({"settled": true}))
         }
         Command::Diagnostics { policy } => {
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
-            let report = runtime
-                .diagnostics()
-                .map_err(|e| Failure::failed(e.to_string()))?;
+            let report = runtime.diagnostics().map_err(|e| Failure::failed(e.to_string()))?;
             print_json(stdout, &json::DiagnosticsJson::from(&report))
         }
         Command::Validate { config } => {

@@ -55,10 +55,7 @@ fn default_scheme() -> String {
 #[serde(rename_all = "camelCase")]
 pub struct Destination {
     /// The name classifiers refer to, such as `classifier`.
-    #[cfg_attr(
-        feature = "schema",
-        schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]{0,63}$"))
-    )]
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]{0,63}$")))]
     pub name: String,
     /// Every request must start with this URL (`http://` or `https://`).
     pub base_url: String,
@@ -78,18 +75,14 @@ fn default_max_response_bytes() -> u64 {
 
 fn is_destination_name(s: &str) -> bool {
     let mut chars = s.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     first_ok
         && s.len() <= MAX_NAME_CHARS
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
 fn is_base_url(s: &str) -> bool {
-    let rest = s
-        .strip_prefix("https://")
-        .or_else(|| s.strip_prefix("http://"));
+    let rest = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://"));
     rest.is_some_and(|r| {
         let host = r.split('/').next().unwrap_or_default();
         !host.is_empty() && !s.chars().any(|c| c.is_whitespace() || c == '?' || c == '#')
@@ -104,30 +97,18 @@ fn is_header_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
-const NAME: Text = Text::non_blank(MAX_NAME_CHARS).matching(
-    is_destination_name,
-    "must be lowercase letters, digits, `_` or `-`, starting with a letter or digit",
-);
-const URL: Text = Text::non_blank(MAX_URL_CHARS).matching(
-    is_base_url,
-    "must be an absolute `http://` or `https://` URL without query or fragment",
-);
-const ENV: Text =
-    Text::non_blank(256).matching(is_env_name, "must be an environment variable name");
+const NAME: Text = Text::non_blank(MAX_NAME_CHARS)
+    .matching(is_destination_name, "must be lowercase letters, digits, `_` or `-`, starting with a letter or digit");
+const URL: Text = Text::non_blank(MAX_URL_CHARS)
+    .matching(is_base_url, "must be an absolute `http://` or `https://` URL without query or fragment");
+const ENV: Text = Text::non_blank(256).matching(is_env_name, "must be an environment variable name");
 const PATH: Text = Text::non_blank(4096);
 const HEADER: Text = Text::non_blank(128).matching(is_header_name, "must be an HTTP header name");
-const SCHEME: Text = Text {
-    max_chars: 64,
-    non_blank: false,
-    pattern: None,
-};
+const SCHEME: Text = Text { max_chars: 64, non_blank: false, pattern: None };
 
 /// Reads one destination.
 pub fn read_destination(r: &mut Reader, node: Node<'_>) -> Option<Destination> {
-    let obj = r.object(
-        &node,
-        &["name", "baseUrl", "credential", "maxResponseBytes"],
-    )?;
+    let obj = r.object(&node, &["name", "baseUrl", "credential", "maxResponseBytes"])?;
     let name = r.required_string(&obj, "name", NAME);
     let base_url = r.required_string(&obj, "baseUrl", URL);
     let credential = match obj.get("credential") {
@@ -137,33 +118,17 @@ pub fn read_destination(r: &mut Reader, node: Node<'_>) -> Option<Destination> {
             let env = r.optional_string(&c, "env", ENV);
             let file = r.optional_string(&c, "file", PATH);
             if c.get("env").is_some() == c.get("file").is_some() {
-                r.error(
-                    node.path.clone(),
-                    "must name exactly one of `env` or `file`",
-                );
+                r.error(node.path.clone(), "must name exactly one of `env` or `file`");
             }
             Some(Credential {
                 env,
                 file,
-                header: r
-                    .optional_string(&c, "header", HEADER)
-                    .unwrap_or_else(default_header),
-                scheme: r
-                    .optional_string(&c, "scheme", SCHEME)
-                    .unwrap_or_else(default_scheme),
+                header: r.optional_string(&c, "header", HEADER).unwrap_or_else(default_header),
+                scheme: r.optional_string(&c, "scheme", SCHEME).unwrap_or_else(default_scheme),
             })
         }
     };
-    let max_response_bytes = r.int(
-        &obj,
-        "maxResponseBytes",
-        MIN_RESPONSE_BYTES..=MAX_RESPONSE_BYTES,
-        DEFAULT_RESPONSE_BYTES,
-    );
-    Some(Destination {
-        name: name?,
-        base_url: base_url?,
-        credential,
-        max_response_bytes,
-    })
+    let max_response_bytes =
+        r.int(&obj, "maxResponseBytes", MIN_RESPONSE_BYTES..=MAX_RESPONSE_BYTES, DEFAULT_RESPONSE_BYTES);
+    Some(Destination { name: name?, base_url: base_url?, credential, max_response_bytes })
 }

@@ -24,10 +24,7 @@ const TOP_LEVEL: &[&str] = &["$schema", "debug", "destinations", "pin"];
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(
-    feature = "schema",
-    schemars(deny_unknown_fields, title = "Warden configuration")
-)]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields, title = "Warden configuration"))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Config {
     /// Editor hint; ignored.
@@ -48,46 +45,26 @@ impl Config {
         if text.len() > MAX_CONFIG_BYTES {
             return Err(vec![ConfigError {
                 path: String::new(),
-                message: format!(
-                    "the configuration must be at most {MAX_CONFIG_BYTES} bytes, got {}",
-                    text.len()
-                ),
+                message: format!("the configuration must be at most {MAX_CONFIG_BYTES} bytes, got {}", text.len()),
             }]);
         }
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
             vec![ConfigError {
                 path: String::new(),
-                message: format!(
-                    "not valid JSON at line {} column {}: {}",
-                    e.line(),
-                    e.column(),
-                    json_error_text(&e)
-                ),
+                message: format!("not valid JSON at line {} column {}: {}", e.line(), e.column(), json_error_text(&e)),
             }]
         })?;
         let mut r = Reader::new();
-        let root = Node {
-            path: String::new(),
-            value: &value,
-        };
+        let root = Node { path: String::new(), value: &value };
         let Some(obj) = r.object(&root, TOP_LEVEL) else {
             return Err(r.into_errors());
         };
         let schema = r.optional_string(&obj, "$schema", reader::Text::non_blank(2048));
         let debug = r.bool(&obj, "debug", false);
-        let destinations = r
-            .list(
-                &obj,
-                "destinations",
-                MAX_DESTINATIONS,
-                destinations::read_destination,
-            )
-            .unwrap_or_default();
+        let destinations =
+            r.list(&obj, "destinations", MAX_DESTINATIONS, destinations::read_destination).unwrap_or_default();
         r.unique(
-            destinations
-                .iter()
-                .enumerate()
-                .map(|(i, d)| (format!("destinations[{i}].name"), d.name.as_str())),
+            destinations.iter().enumerate().map(|(i, d)| (format!("destinations[{i}].name"), d.name.as_str())),
             "destination name",
         );
         let pin_section = r.section(&obj, "pin", &["enabled", "ttlMinutes", "tools"]);
@@ -95,12 +72,7 @@ impl Config {
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config {
-            schema,
-            debug,
-            destinations,
-            pin,
-        })
+        Ok(Config { schema, debug, destinations, pin })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

@@ -21,11 +21,7 @@ pub struct ConfigError {
 
 impl core::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
+        if self.path.is_empty() { f.write_str(&self.message) } else { write!(f, "{}: {}", self.path, self.message) }
     }
 }
 
@@ -50,11 +46,7 @@ pub fn shorten(text: &str) -> String {
 
 /// Joins a path and a key.
 pub fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
 }
 
 /// A value and where it sits in the document.
@@ -73,10 +65,7 @@ pub struct Obj<'v> {
 impl<'v> Obj<'v> {
     /// The field `key`, if present.
     pub fn get(&self, key: &str) -> Option<Node<'v>> {
-        self.map.get(key).map(|value| Node {
-            path: join(&self.path, key),
-            value,
-        })
+        self.map.get(key).map(|value| Node { path: join(&self.path, key), value })
     }
 
     /// The path of field `key`, present or not.
@@ -84,6 +73,9 @@ impl<'v> Obj<'v> {
         join(&self.path, key)
     }
 }
+
+/// A check on a string, with the words that describe it in an error.
+pub type Pattern = (fn(&str) -> bool, &'static str);
 
 /// Rules for a string field.
 #[derive(Debug, Clone, Copy)]
@@ -93,17 +85,13 @@ pub struct Text {
     /// Whether a value of only whitespace is refused.
     pub non_blank: bool,
     /// An extra check, with the words that describe it in an error.
-    pub pattern: Option<(fn(&str) -> bool, &'static str)>,
+    pub pattern: Option<Pattern>,
 }
 
 impl Text {
     /// A non-blank string of at most `max_chars` characters.
     pub const fn non_blank(max_chars: usize) -> Self {
-        Text {
-            max_chars,
-            non_blank: true,
-            pattern: None,
-        }
+        Text { max_chars, non_blank: true, pattern: None }
     }
 
     /// Adds a pattern check.
@@ -126,10 +114,7 @@ impl Reader {
 
     /// Records one error.
     pub fn error(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.errors.push(ConfigError {
-            path: path.into(),
-            message: message.into(),
-        });
+        self.errors.push(ConfigError { path: path.into(), message: message.into() });
     }
 
     /// Every error so far.
@@ -145,25 +130,16 @@ impl Reader {
     /// are reported and otherwise ignored so that the known ones are still read.
     pub fn object<'v>(&mut self, node: &Node<'v>, known: &[&str]) -> Option<Obj<'v>> {
         let Value::Object(map) = node.value else {
-            self.error(
-                node.path.clone(),
-                format!("must be an object, got `{}`", shown(node.value)),
-            );
+            self.error(node.path.clone(), format!("must be an object, got `{}`", shown(node.value)));
             return None;
         };
         for key in map.keys() {
             if !known.contains(&key.as_str()) {
                 let allowed: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
-                self.error(
-                    join(&node.path, key),
-                    format!("unknown field; allowed fields are {}", allowed.join(", ")),
-                );
+                self.error(join(&node.path, key), format!("unknown field; allowed fields are {}", allowed.join(", ")));
             }
         }
-        Some(Obj {
-            path: node.path.clone(),
-            map,
-        })
+        Some(Obj { path: node.path.clone(), map })
     }
 
     /// Reads an optional nested object field.
@@ -180,23 +156,14 @@ impl Reader {
         match node.value {
             Value::Bool(b) => *b,
             other => {
-                self.error(
-                    node.path,
-                    format!("must be `true` or `false`, got `{}`", shown(other)),
-                );
+                self.error(node.path, format!("must be `true` or `false`, got `{}`", shown(other)));
                 default
             }
         }
     }
 
     /// Reads an optional integer field within `range`.
-    pub fn int(
-        &mut self,
-        obj: &Obj<'_>,
-        key: &str,
-        range: RangeInclusive<u64>,
-        default: u64,
-    ) -> u64 {
+    pub fn int(&mut self, obj: &Obj<'_>, key: &str, range: RangeInclusive<u64>, default: u64) -> u64 {
         let Some(node) = obj.get(key) else {
             return default;
         };
@@ -209,22 +176,12 @@ impl Reader {
         match node.value.as_u64() {
             Some(n) if range.contains(&n) => Some(n),
             Some(_) => {
-                self.error(
-                    node.path.clone(),
-                    format!("must be {within}, got `{}`", shown(node.value)),
-                );
+                self.error(node.path.clone(), format!("must be {within}, got `{}`", shown(node.value)));
                 None
             }
             None => {
-                let what = if node.value.is_number() {
-                    "must be a whole number"
-                } else {
-                    "must be an integer"
-                };
-                self.error(
-                    node.path.clone(),
-                    format!("{what} {within}, got `{}`", shown(node.value)),
-                );
+                let what = if node.value.is_number() { "must be a whole number" } else { "must be an integer" };
+                self.error(node.path.clone(), format!("{what} {within}, got `{}`", shown(node.value)));
                 None
             }
         }
@@ -238,13 +195,7 @@ impl Reader {
         match node.value.as_f64() {
             Some(n) if n >= min && n <= max => n,
             _ => {
-                self.error(
-                    node.path,
-                    format!(
-                        "must be a number between {min} and {max}, got `{}`",
-                        shown(node.value)
-                    ),
-                );
+                self.error(node.path, format!("must be a number between {min} and {max}, got `{}`", shown(node.value)));
                 default
             }
         }
@@ -270,10 +221,7 @@ impl Reader {
     /// Reads a string value under `rule`.
     pub fn string_value(&mut self, node: &Node<'_>, rule: Text) -> Option<String> {
         let Value::String(text) = node.value else {
-            self.error(
-                node.path.clone(),
-                format!("must be a string, got `{}`", shown(node.value)),
-            );
+            self.error(node.path.clone(), format!("must be a string, got `{}`", shown(node.value)));
             return None;
         };
         let chars = text.chars().count();
@@ -282,10 +230,7 @@ impl Reader {
             return None;
         }
         if chars > rule.max_chars {
-            self.error(
-                node.path.clone(),
-                format!("must be at most {} characters, got {chars}", rule.max_chars),
-            );
+            self.error(node.path.clone(), format!("must be at most {} characters, got {chars}", rule.max_chars));
             return None;
         }
         if let Some((check, describe)) = rule.pattern
@@ -307,24 +252,15 @@ impl Reader {
     ) -> Option<Vec<T>> {
         let node = obj.get(key)?;
         let Value::Array(values) = node.value else {
-            self.error(
-                node.path,
-                format!("must be a list, got `{}`", shown(node.value)),
-            );
+            self.error(node.path, format!("must be a list, got `{}`", shown(node.value)));
             return None;
         };
         if values.len() > max {
-            self.error(
-                node.path.clone(),
-                format!("must have at most {max} items, got {}", values.len()),
-            );
+            self.error(node.path.clone(), format!("must have at most {max} items, got {}", values.len()));
         }
         let mut out = Vec::with_capacity(values.len().min(max));
         for (i, value) in values.iter().enumerate() {
-            let child = Node {
-                path: format!("{}[{i}]", node.path),
-                value,
-            };
+            let child = Node { path: format!("{}[{i}]", node.path), value };
             if let Some(v) = item(self, child) {
                 out.push(v);
             }
@@ -337,10 +273,7 @@ impl Reader {
         let mut seen: BTreeMap<&str, String> = BTreeMap::new();
         for (path, id) in ids {
             if let Some(first) = seen.get(id) {
-                self.error(
-                    path,
-                    format!("duplicate {what} `{}`; first used at {first}", shorten(id)),
-                );
+                self.error(path, format!("duplicate {what} `{}`; first used at {first}", shorten(id)));
             } else {
                 seen.insert(id, path);
             }
@@ -354,10 +287,7 @@ mod tests {
     use serde_json::json;
 
     fn root(value: &Value) -> Node<'_> {
-        Node {
-            path: String::new(),
-            value,
-        }
+        Node { path: String::new(), value }
     }
 
     #[test]
@@ -386,10 +316,7 @@ mod tests {
         ];
         for (value, expected) in cases {
             let mut r = Reader::new();
-            let node = Node {
-                path: "n".into(),
-                value,
-            };
+            let node = Node { path: "n".into(), value };
             assert_eq!(r.int_value(&node, 1..=10), *expected, "value {value}");
             assert_eq!(r.has_errors(), expected.is_none(), "value {value}");
         }

@@ -1,0 +1,155 @@
+//! A guest that misbehaves on request, so tests can prove the host survives
+//! it: `check-tool-call` with tool name `spin` loops forever, `hoard`
+//! allocates until the memory cap stops it, `crash` traps; any other tool is
+//! allowed with rule `hostile.ok`. `check-turn` spins, `check-outbound` traps.
+
+#![no_std]
+
+extern crate alloc;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
+use exports::warden::guard::policy::{
+    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, OutboundMessage, OutcomeReport,
+    PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
+};
+use warden::guard::types::{Decision, PolicyError, Risk, Verdict};
+
+wit_bindgen::generate!({ world: "guard", path: "../../../wit" });
+
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
+#[link(name = "c")]
+unsafe extern "C" {}
+
+#[cfg(target_arch = "wasm32")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
+}
+
+/// # Safety
+/// Called by the canonical ABI only.
+#[cfg(target_arch = "wasm32")]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cabi_realloc(old_ptr: *mut u8, old_len: usize, align: usize, new_len: usize) -> *mut u8 {
+    use alloc::alloc::{Layout, alloc, realloc};
+    if new_len == 0 {
+        return align as *mut u8;
+    }
+    let ptr = unsafe {
+        if old_len == 0 {
+            alloc(Layout::from_size_align_unchecked(new_len, align))
+        } else {
+            realloc(old_ptr, Layout::from_size_align_unchecked(old_len, align), new_len)
+        }
+    };
+    if ptr.is_null() {
+        core::arch::wasm32::unreachable();
+    }
+    ptr
+}
+
+fn spin() -> ! {
+    let mut n: u64 = 0;
+    loop {
+        n = core::hint::black_box(n.wrapping_add(1));
+    }
+}
+
+fn hoard() -> ! {
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let mut block = Vec::with_capacity(1 << 20);
+        block.resize(1 << 20, 1u8);
+        kept.push(core::hint::black_box(block));
+    }
+}
+
+fn crash() -> ! {
+    core::arch::wasm32::unreachable()
+}
+
+fn hostile() -> PolicyError {
+    PolicyError::Other(String::from("hostile guest"))
+}
+
+struct Hostile;
+
+impl PolicyGuest for Hostile {
+    fn configure(_: String) -> Result<ConfigReport, Vec<ConfigError>> {
+        Ok(ConfigReport { policy_version: String::from("hostile"), checks: Vec::new(), warnings: Vec::new() })
+    }
+    fn check_turn(_: Turn) -> TurnOutcome {
+        spin()
+    }
+    fn check_tool_call(call: ToolCall) -> Verdict {
+        match call.tool_name.as_str() {
+            "spin" => spin(),
+            "hoard" => hoard(),
+            "crash" => crash(),
+            _ => Verdict {
+                decision: Decision::Allow,
+                rule: String::from("hostile.ok"),
+                reason: String::new(),
+                risk: Risk::Low,
+                scope: None,
+                approval_key: None,
+                observed: None,
+                signals: Vec::new(),
+            },
+        }
+    }
+    fn check_outbound(_: OutboundMessage) -> Verdict {
+        crash()
+    }
+    fn start_turn(_: TurnStart) -> Result<Option<PinState>, PolicyError> {
+        Err(hostile())
+    }
+    fn settle_turn(_: TurnEnd) -> Result<(), PolicyError> {
+        Err(hostile())
+    }
+    fn current_pin(_: String, _: u64) -> Result<Option<PinState>, PolicyError> {
+        Err(hostile())
+    }
+    fn record_approval(_: Approval) -> Result<(), PolicyError> {
+        Err(hostile())
+    }
+    fn record_usage(_: Usage) -> Result<(), PolicyError> {
+        Err(hostile())
+    }
+    fn record_outcome(_: OutcomeReport) -> Result<(), PolicyError> {
+        Err(hostile())
+    }
+    fn diagnostics() -> Result<DiagnosticsReport, PolicyError> {
+        Err(hostile())
+    }
+}
+
+impl GateGuest for Hostile {
+    fn consent(_: String, _: String, _: Option<String>, _: Option<String>, _: u64) -> Result<(), PolicyError> {
+        Err(hostile())
+    }
+    fn opt_out(_: String, _: u64) -> Result<(), PolicyError> {
+        Err(hostile())
+    }
+    fn revoke(_: String, _: String, _: u64) -> Result<bool, PolicyError> {
+        Err(hostile())
+    }
+    fn reply(_: String, _: String, _: Option<String>, _: u64) -> Result<(), PolicyError> {
+        Err(hostile())
+    }
+    fn set_variables(_: String, _: String, _: Vec<(String, String)>, _: u64) -> Result<(), PolicyError> {
+        Err(hostile())
+    }
+    fn log(_: u32) -> Result<Vec<LedgerEntry>, PolicyError> {
+        Err(hostile())
+    }
+    fn status() -> Result<GateStatus, PolicyError> {
+        Err(hostile())
+    }
+}
+
+export!(Hostile);

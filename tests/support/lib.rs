@@ -1,0 +1,133 @@
+//! Shared pieces of the end-to-end tests: runtimes over temporary SQLite
+//! files, the hostile guest, a captured log, and a loopback HTTP server.
+
+pub mod mock_http;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use warden_host::bindings::exports::warden::guard::policy::{ToolCall, TurnStart};
+use warden_host::bindings::warden::guard::types::{Identity, Verdict};
+use warden_host::runtime::Level;
+use warden_host::storage::{SqliteStorage, Storage};
+use warden_host::{ComponentSource, Limits, LogSink, Runtime, RuntimeOptions};
+
+/// A fixed instant: 2023-11-14T22:13:20Z.
+pub const T0: u64 = 1_700_000_000_000;
+
+/// The hostile guest's component bytes.
+pub fn hostile_component() -> Vec<u8> {
+    std::fs::read(env!("HOSTILE_COMPONENT_WASM")).expect("the hostile guest was built by tests/build.rs")
+}
+
+/// A compile cache shared by every test process, so the component is compiled once.
+pub fn cache_dir() -> PathBuf {
+    std::env::temp_dir().join("warden-test-cache")
+}
+
+/// Log lines a runtime wrote.
+#[derive(Clone, Default)]
+pub struct CapturedLog(Arc<Mutex<Vec<(Level, String)>>>);
+
+impl CapturedLog {
+    pub fn sink(&self) -> LogSink {
+        let lines = self.0.clone();
+        Arc::new(move |level, message: &str| {
+            if let Ok(mut l) = lines.lock() {
+                l.push((level, message.to_string()));
+            }
+        })
+    }
+
+    pub fn lines(&self) -> Vec<(Level, String)> {
+        self.0.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+/// A temporary folder holding one SQLite database.
+pub struct TempDb {
+    pub dir: tempfile::TempDir,
+}
+
+impl TempDb {
+    pub fn new() -> TempDb {
+        TempDb { dir: tempfile::tempdir().expect("temp dir") }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("warden.db")
+    }
+
+    pub fn open(&self) -> Arc<dyn Storage> {
+        Arc::new(SqliteStorage::open(self.path()).expect("open sqlite"))
+    }
+
+    /// Number of records in the database file, or `None` if it does not exist.
+    pub fn records(&self) -> Option<i64> {
+        if !self.path().exists() {
+            return None;
+        }
+        let conn = rusqlite::Connection::open(self.path()).expect("open");
+        conn.query_row("SELECT count(*) FROM records", [], |r| r.get(0)).ok()
+    }
+}
+
+impl Default for TempDb {
+    fn default() -> Self {
+        TempDb::new()
+    }
+}
+
+/// Options for the real, embedded component over `storage`.
+pub fn options(storage: Arc<dyn Storage>, log: &CapturedLog) -> RuntimeOptions {
+    RuntimeOptions {
+        component: ComponentSource::Embedded,
+        cache_dir: Some(cache_dir()),
+        limits: Limits::default(),
+        storage,
+        log: log.sink(),
+    }
+}
+
+/// A runtime of the real component configured with `config`.
+pub fn runtime(config: &str, storage: Arc<dyn Storage>) -> Runtime {
+    let log = CapturedLog::default();
+    Runtime::new(options(storage, &log), config).unwrap_or_else(|e| panic!("runtime did not start: {e}"))
+}
+
+/// A tool call in session `session` at `now_ms`.
+pub fn tool_call(tool: &str, args: serde_json::Value, session: &str, now_ms: u64) -> ToolCall {
+    ToolCall {
+        tool_name: tool.into(),
+        arguments: args.to_string(),
+        call_id: None,
+        run_id: None,
+        session_id: Some(session.into()),
+        now_ms,
+        identity: Identity {
+            provider: None,
+            account_id: None,
+            sender_id: None,
+            channel_id: None,
+            thread_id: None,
+            agent_id: None,
+        },
+        cwd: None,
+        derived_paths: Vec::new(),
+    }
+}
+
+/// A turn start pinning `session` to `chat`.
+pub fn pin(session: &str, run: &str, chat: &str, label: &str, now_ms: u64) -> TurnStart {
+    TurnStart {
+        session_id: session.into(),
+        run_id: Some(run.into()),
+        chat_id: Some(chat.into()),
+        label: Some(label.into()),
+        now_ms,
+    }
+}
+
+/// The decision's name and the rule, for assertions that check both.
+pub fn decided(v: &Verdict) -> (&'static str, &str) {
+    (warden_host::json::decision_name(v.decision), v.rule.as_str())
+}

@@ -1,0 +1,125 @@
+//! Project tasks, so a fresh machine needs only Rust:
+//!
+//! - `cargo xtask demo`: install the guest target if missing, build, run `warden demo`.
+//! - `cargo xtask test`: install the guest target if missing, check formatting and
+//!   lints (host and guest), run every test.
+
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+use std::process::Command;
+
+const GUEST_TARGET: &str = "wasm32-wasip2";
+
+fn main() {
+    if let Err(e) = task() {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn task() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("demo") => demo(&args[1..]),
+        Some("test") => test(),
+        Some("setup") => ensure_guest_target(),
+        _ => {
+            eprintln!("usage: cargo xtask <demo|test|setup>");
+            eprintln!("  demo   build and run `warden demo`");
+            eprintln!("  test   check formatting and lints, then run every test");
+            eprintln!("  setup  install the {GUEST_TARGET} target if it is missing");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+fn run(step: &str, mut cmd: Command) -> Result<()> {
+    eprintln!("==> {step}");
+    let status = cmd.status().with_context(|| format!("cannot start: {step}"))?;
+    if !status.success() {
+        bail!("failed: {step} ({status})");
+    }
+    Ok(())
+}
+
+/// Installs the guest target. `RUSTUP_AUTO_INSTALL=0` means a toolchain file
+/// alone never installs it, so this runs `rustup target add` explicitly.
+fn ensure_guest_target() -> Result<()> {
+    let installed = Command::new("rustup").args(["target", "list", "--installed"]).output();
+    match installed {
+        Ok(out) if out.status.success() => {
+            if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == GUEST_TARGET) {
+                return Ok(());
+            }
+            let mut add = Command::new("rustup");
+            add.args(["target", "add", GUEST_TARGET]);
+            run(&format!("rustup target add {GUEST_TARGET}"), add)
+        }
+        _ => {
+            // No rustup: the toolchain must already carry the target.
+            let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output()?;
+            let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+            if sysroot.join("lib/rustlib").join(GUEST_TARGET).is_dir() {
+                Ok(())
+            } else {
+                bail!("the {GUEST_TARGET} target is missing and rustup is not available to install it")
+            }
+        }
+    }
+}
+
+fn demo(extra: &[String]) -> Result<()> {
+    ensure_guest_target()?;
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "--release", "--package", "warden-host", "--bin", "warden", "--", "demo"]);
+    cmd.args(extra);
+    run("warden demo", cmd)
+}
+
+fn test() -> Result<()> {
+    ensure_guest_target()?;
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    run("cargo fmt --check", fmt)?;
+
+    let mut clippy = cargo();
+    clippy.args(["clippy", "--release", "--all-targets", "--", "-D", "warnings"]);
+    run("cargo clippy (host crates)", clippy)?;
+
+    let mut clippy_guest = cargo();
+    clippy_guest.args([
+        "clippy",
+        "--release",
+        "--package",
+        "warden-component",
+        "--package",
+        "hostile-guest",
+        "--target",
+        GUEST_TARGET,
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    run("cargo clippy (guests)", clippy_guest)?;
+
+    let mut schema = cargo();
+    schema.args(["test", "--release", "--package", "warden-core", "--features", "schema,fakes"]);
+    run("core tests with the schema feature", schema)?;
+
+    let mut tests = cargo();
+    tests.args(["test", "--release", "--no-fail-fast"]);
+    run("cargo test (every default member)", tests)?;
+    eprintln!("==> all checks passed");
+    Ok(())
+}
