@@ -1,5 +1,6 @@
 //! WIT records to core types and back, field by field.
 
+use crate::exports::warden::guard::gate as g;
 use crate::exports::warden::guard::policy as wit;
 use crate::warden::guard::types as t;
 use alloc::vec::Vec;
@@ -236,5 +237,28 @@ pub fn diagnostics(d: core::Diagnostics) -> wit::DiagnosticsReport {
         checks: checks(d.checks),
         counters: d.counters.into_iter().map(|c| wit::Counter { name: c.name, value: c.value }).collect(),
         warnings: d.warnings,
+    }
+}
+
+pub fn ledger_entry(e: core::LedgerEntry) -> g::LedgerEntry {
+    g::LedgerEntry {
+        at_ms: e.at_ms,
+        event: e.event,
+        channel: e.channel,
+        recipient_hash: e.recipient_hash,
+        body_hash: e.body_hash,
+        thread: e.thread,
+        decision: e.decision,
+        rule: e.rule,
+    }
+}
+
+pub fn gate_status(s: core::GateStatus) -> g::GateStatus {
+    g::GateStatus {
+        consents: s.consents,
+        opt_outs: s.opt_outs,
+        open_threads: s.open_threads,
+        entries: s.entries,
+        decisions: s.decisions,
     }
 }

@@ -174,47 +174,44 @@ impl PolicyGuest for Component {
 
 impl GateGuest for Component {
     fn consent(
-        _channel: String,
-        _recipient: String,
-        _offset: Option<String>,
-        _how: Option<String>,
-        _now_ms: u64,
+        channel: String,
+        recipient: String,
+        offset: Option<String>,
+        how: Option<String>,
+        now_ms: u64,
     ) -> Result<(), PolicyError> {
-        configured(|_| Err(gate_not_configured()))
+        configured(|w| w.gate_consent(&ports::host(), &channel, &recipient, offset.as_deref(), how.as_deref(), now_ms))
     }
 
-    fn opt_out(_recipient: String, _now_ms: u64) -> Result<(), PolicyError> {
-        configured(|_| Err(gate_not_configured()))
+    fn opt_out(recipient: String, now_ms: u64) -> Result<(), PolicyError> {
+        configured(|w| w.gate_opt_out(&ports::host(), &recipient, now_ms))
     }
 
-    fn revoke(_channel: String, _recipient: String, _now_ms: u64) -> Result<bool, PolicyError> {
-        configured(|_| Err(gate_not_configured()))
+    fn revoke(channel: String, recipient: String, now_ms: u64) -> Result<bool, PolicyError> {
+        configured(|w| w.gate_revoke(&ports::host(), &channel, &recipient, now_ms))
     }
 
-    fn reply(_channel: String, _recipient: String, _thread: Option<String>, _now_ms: u64) -> Result<(), PolicyError> {
-        configured(|_| Err(gate_not_configured()))
+    fn reply(channel: String, recipient: String, thread: Option<String>, now_ms: u64) -> Result<(), PolicyError> {
+        configured(|w| w.gate_reply(&ports::host(), &channel, &recipient, thread.as_deref(), now_ms))
     }
 
     fn set_variables(
-        _channel: String,
-        _recipient: String,
-        _variables: Vec<(String, String)>,
-        _now_ms: u64,
+        channel: String,
+        recipient: String,
+        variables: Vec<(String, String)>,
+        now_ms: u64,
     ) -> Result<(), PolicyError> {
-        configured(|_| Err(gate_not_configured()))
+        configured(|w| w.gate_set_variables(&ports::host(), &channel, &recipient, &variables, now_ms))
     }
 
-    fn log(_limit: u32) -> Result<Vec<LedgerEntry>, PolicyError> {
-        configured(|_| Err(gate_not_configured()))
+    fn log(limit: u32) -> Result<Vec<LedgerEntry>, PolicyError> {
+        configured(|w| w.gate_log(&ports::host(), limit))
+            .map(|entries| entries.into_iter().map(convert::ledger_entry).collect())
     }
 
     fn status() -> Result<GateStatus, PolicyError> {
-        configured(|_| Err(gate_not_configured()))
+        configured(|w| w.gate_status(&ports::host())).map(convert::gate_status)
     }
-}
-
-fn gate_not_configured() -> warden_core::model::PolicyError {
-    warden_core::model::PolicyError::Other(String::from("the consent gate is not configured"))
 }
 
 export!(Component);

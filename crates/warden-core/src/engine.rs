@@ -4,24 +4,22 @@ use crate::config::Config;
 use crate::config::reader::ConfigError;
 use crate::counters;
 use crate::model::{
-    Approval, CheckStatus, ConfigReport, Decision, Diagnostics, OutboundMessage, OutcomeReport, PinState, PolicyError,
-    Risk, SafetyOutcome, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage, Verdict,
+    Approval, CheckStatus, ConfigReport, Decision, Diagnostics, GateStatus, LedgerEntry, OutboundMessage,
+    OutcomeReport, PinState, PolicyError, Risk, SafetyOutcome, Signal, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart,
+    Usage, Verdict,
 };
-use crate::pin;
 use crate::ports::{Level, Ports};
 use crate::prelude::*;
 use crate::rules;
+use crate::{gate, outbound, pin, safety, tools};
 use serde_json::Value;
-
-/// Failure mode names, as reports spell them.
-const FAIL_OPEN: &str = "fail-open";
-const FAIL_CLOSED: &str = "fail-closed";
 
 /// A validated configuration, ready to decide.
 #[derive(Debug, Clone)]
 pub struct Warden {
     config: Config,
     policy_version: String,
+    tools_version: String,
 }
 
 impl Warden {
@@ -29,7 +27,10 @@ impl Warden {
     pub fn configure(text: &str) -> Result<Warden, Vec<ConfigError>> {
         let config = Config::parse(text)?;
         let policy_version = config.policy_version();
-        Ok(Warden { config, policy_version })
+        // Remembered tool-call answers are bound to the judge's own settings,
+        // so editing, say, a safety scenario does not re-ask every approval.
+        let tools_version = crate::digest::versioned(&config.tools);
+        Ok(Warden { config, policy_version, tools_version })
     }
 
     /// The validated configuration.
@@ -48,20 +49,12 @@ impl Warden {
     }
 
     fn checks(&self) -> Vec<CheckStatus> {
-        let status = |check: &str, active: bool, reason: Option<&str>, failure_mode: &str| CheckStatus {
-            check: check.to_string(),
-            active,
-            mode: "enforce".to_string(),
-            reason: reason.map(str::to_string),
-            failure_mode: failure_mode.to_string(),
-        };
-        let pin_on = self.config.pin.enabled;
         vec![
-            status("pin", pin_on, (!pin_on).then_some("disabled"), FAIL_CLOSED),
-            status("safety", false, Some("not_configured"), FAIL_OPEN),
-            status("tools", false, Some("not_configured"), FAIL_CLOSED),
-            status("gate", false, Some("not_configured"), FAIL_CLOSED),
-            status("dlp", false, Some("not_configured"), FAIL_CLOSED),
+            self.config.pin.status(),
+            self.config.safety.status(),
+            self.config.tools.status(),
+            self.config.gate.status(),
+            self.config.dlp.status(),
         ]
     }
 
@@ -70,14 +63,16 @@ impl Warden {
     pub fn check_tool_call(&self, ports: &Ports<'_>, call: &ToolCall) -> Verdict {
         let verdict = self.judge_tool_call(ports, call);
         counters::bump(ports, &format!("tools.{}.{}", verdict.decision.as_str(), verdict.rule));
-        let level = if verdict.decision == Decision::Allow { Level::Debug } else { Level::Info };
+        let level =
+            if verdict.decision == Decision::Allow && verdict.observed.is_none() { Level::Debug } else { Level::Info };
         ports.log.write(
             level,
             &format!(
-                "tool call {}: {} by {}",
+                "tool call {}: {} by {}{}",
                 crate::config::reader::shorten(&call.tool_name),
                 verdict.decision.as_str(),
-                verdict.rule
+                verdict.rule,
+                verdict.observed.map(|d| format!(" (observed: {})", d.as_str())).unwrap_or_default()
             ),
         );
         verdict
@@ -101,29 +96,32 @@ impl Warden {
                 );
             }
         };
-        let pinned = pin::check(&self.config.pin, ports.storage, call, Some(&args));
+        // The pin comes first and nothing overrides it: a remembered "always
+        // allow" for a tool must not let it write to another chat.
+        let pinned =
+            pin::check(&self.config.pin, ports.storage, call, Some(&args)).map(|v| v.under(self.config.pin.mode));
+        if let Some(v) = &pinned
+            && (v.decision != Decision::Allow || v.observed.is_some())
+        {
+            return v.clone();
+        }
+        let judged = tools::judge(&self.config.tools, &self.tools_version, ports, call, &args);
         match pinned {
-            Some(v) if v.decision != Decision::Allow => v,
-            Some(allowed) => allowed,
-            None => Verdict::not_configured("tool-call"),
+            Some(p) if judged.rule == rules::NOT_CONFIGURED => p,
+            Some(p) => judged.with_signal(Signal::new(p.rule, p.reason)),
+            None => judged,
         }
     }
 
     /// Checks an inbound turn. Fails open.
-    pub fn check_turn(&self, ports: &Ports<'_>, _turn: &Turn) -> TurnOutcome {
-        let mut outcome = TurnOutcome::unchanged(
-            SafetyOutcome::NotConfigured,
-            "no safety scenarios are configured, so the turn was not checked",
-        );
-        outcome.rule = rules::NOT_CONFIGURED.to_string();
-        counters::bump(ports, "safety.outcome.not_configured");
-        outcome
+    pub fn check_turn(&self, ports: &Ports<'_>, turn: &Turn) -> TurnOutcome {
+        safety::check(&self.config.safety, ports, turn)
     }
 
     /// Checks a message before it is sent or read. Fails closed.
-    pub fn check_outbound(&self, ports: &Ports<'_>, _message: &OutboundMessage) -> Verdict {
-        let verdict = Verdict::not_configured("outbound message");
-        counters::bump(ports, &format!("outbound.allow.{}", verdict.rule));
+    pub fn check_outbound(&self, ports: &Ports<'_>, message: &OutboundMessage) -> Verdict {
+        let verdict = outbound::check(&self.config, ports, message);
+        counters::bump(ports, &format!("outbound.{}.{}", verdict.decision.as_str(), verdict.rule));
         verdict
     }
 
@@ -147,21 +145,28 @@ impl Warden {
         pin::current(&self.config.pin, ports.storage, session_id, now_ms)
     }
 
-    /// Records a person's answer to an `ask`.
-    pub fn record_approval(&self, _ports: &Ports<'_>, _approval: &Approval) -> Result<(), PolicyError> {
-        Err(PolicyError::InvalidInput(
-            "key: no check that asks for approval is configured, so there is nothing to approve".to_string(),
-        ))
+    /// Records a person's answer to an `ask`; the key says which check asked.
+    pub fn record_approval(&self, ports: &Ports<'_>, approval: &Approval) -> Result<(), PolicyError> {
+        if approval.key.starts_with(tools::APPROVAL_KEY_PREFIX) {
+            tools::record_approval(&self.config.tools, &self.tools_version, ports, approval)
+        } else if approval.key.starts_with(outbound::APPROVAL_KEY_PREFIX) {
+            outbound::record_approval(&self.config, ports, approval)
+        } else {
+            Err(PolicyError::InvalidInput(format!(
+                "key: `{}` is not an approval key a verdict gave",
+                crate::config::reader::shorten(&approval.key)
+            )))
+        }
     }
 
     /// Records model usage for budgets.
-    pub fn record_usage(&self, _ports: &Ports<'_>, _usage: &Usage) -> Result<(), PolicyError> {
-        Ok(())
+    pub fn record_usage(&self, ports: &Ports<'_>, usage: &Usage) -> Result<(), PolicyError> {
+        tools::record_usage(&self.config.tools, ports, usage)
     }
 
     /// Records a delivery outcome.
-    pub fn record_outcome(&self, _ports: &Ports<'_>, _report: &OutcomeReport) -> Result<(), PolicyError> {
-        Ok(())
+    pub fn record_outcome(&self, ports: &Ports<'_>, report: &OutcomeReport) -> Result<(), PolicyError> {
+        gate::record_outcome(&self.config.gate, ports, report)
     }
 
     /// Counters, check status and warnings.
@@ -170,8 +175,71 @@ impl Warden {
             policy_version: self.policy_version.clone(),
             checks: self.checks(),
             counters: counters::all(ports)?,
-            warnings: Vec::new(),
+            warnings: safety::warnings(&self.config.safety, ports),
         })
+    }
+
+    /// Records that a recipient agreed to be messaged on a channel.
+    pub fn gate_consent(
+        &self,
+        ports: &Ports<'_>,
+        channel: &str,
+        recipient: &str,
+        offset: Option<&str>,
+        how: Option<&str>,
+        now_ms: u64,
+    ) -> Result<(), PolicyError> {
+        gate::consent(&self.config.gate, ports, channel, recipient, offset, how, now_ms)
+    }
+
+    /// Records an absolute opt-out.
+    pub fn gate_opt_out(&self, ports: &Ports<'_>, recipient: &str, now_ms: u64) -> Result<(), PolicyError> {
+        gate::opt_out(&self.config.gate, ports, recipient, now_ms)
+    }
+
+    /// Takes a consent back.
+    pub fn gate_revoke(
+        &self,
+        ports: &Ports<'_>,
+        channel: &str,
+        recipient: &str,
+        now_ms: u64,
+    ) -> Result<bool, PolicyError> {
+        gate::revoke(&self.config.gate, ports, channel, recipient, now_ms)
+    }
+
+    /// Notes a reply, clearing the thread.
+    pub fn gate_reply(
+        &self,
+        ports: &Ports<'_>,
+        channel: &str,
+        recipient: &str,
+        thread: Option<&str>,
+        now_ms: u64,
+    ) -> Result<(), PolicyError> {
+        gate::reply(&self.config.gate, ports, channel, recipient, thread, now_ms)
+    }
+
+    /// Stores template variables for a recipient on a channel.
+    pub fn gate_set_variables(
+        &self,
+        ports: &Ports<'_>,
+        channel: &str,
+        recipient: &str,
+        variables: &[(String, String)],
+        now_ms: u64,
+    ) -> Result<(), PolicyError> {
+        gate::set_variables(&self.config.gate, ports, channel, recipient, variables, now_ms)
+    }
+
+    /// The newest ledger lines first.
+    pub fn gate_log(&self, ports: &Ports<'_>, limit: u32) -> Result<Vec<LedgerEntry>, PolicyError> {
+        gate::log(&self.config.gate, ports, limit)
+    }
+
+    /// A summary of the ledger.
+    pub fn gate_status(&self, ports: &Ports<'_>) -> Result<GateStatus, PolicyError> {
+        gate::status(&self.config.gate, ports)
     }
 }
 

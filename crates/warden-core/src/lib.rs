@@ -19,13 +19,18 @@ extern crate std;
 pub mod config;
 pub mod counters;
 pub mod digest;
+pub mod dlp;
 mod engine;
 #[cfg(any(test, feature = "fakes"))]
 pub mod fakes;
+pub mod gate;
 pub mod model;
+pub mod outbound;
 pub mod pin;
 pub mod ports;
+pub mod safety;
 pub mod store;
+pub mod tools;
 
 pub use config::Config;
 pub use config::reader::ConfigError;

@@ -412,3 +412,60 @@ impl From<crate::ports::StorageError> for PolicyError {
         PolicyError::Storage(e.to_string())
     }
 }
+
+/// Whether a check family enforces its decisions or only reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Decisions are enforced.
+    #[default]
+    Enforce,
+    /// Decisions are computed, logged and counted, but the answer is `allow`
+    /// with the decision that would have been enforced in `observed`.
+    Observe,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Enforce => "enforce",
+            Mode::Observe => "observe",
+        }
+    }
+}
+
+impl Verdict {
+    /// The verdict as `mode` answers it: in observe mode anything but `allow`
+    /// becomes `allow`, keeping the rule and the decision it would have been.
+    pub fn under(mut self, mode: Mode) -> Verdict {
+        if mode == Mode::Observe && self.decision != Decision::Allow {
+            self.observed = Some(self.decision);
+            self.decision = Decision::Allow;
+        }
+        self
+    }
+}
+
+/// One ledger line of the consent gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerEntry {
+    pub at_ms: u64,
+    pub event: String,
+    pub channel: Option<String>,
+    pub recipient_hash: String,
+    pub body_hash: Option<String>,
+    pub thread: Option<String>,
+    pub decision: Option<String>,
+    pub rule: Option<String>,
+}
+
+/// A summary of the consent ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateStatus {
+    pub consents: u64,
+    pub opt_outs: u64,
+    pub open_threads: u64,
+    pub entries: u64,
+    pub decisions: Vec<(String, u64)>,
+}

@@ -104,8 +104,10 @@ fn default_chat_param() -> String {
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[serde(rename_all = "camelCase", default)]
 pub struct PinConfig {
-    /// Whether reply pins are enforced.
+    /// Whether reply pins are checked.
     pub enabled: bool,
+    /// `enforce`, or `observe` to count and log refusals but allow.
+    pub mode: crate::model::Mode,
     /// How long a pin lasts if its turn never settles, in minutes. Still valid at exactly this age.
     #[cfg_attr(feature = "schema", schemars(range(min = MIN_TTL_MINUTES, max = MAX_TTL_MINUTES)))]
     pub ttl_minutes: u64,
@@ -116,7 +118,12 @@ pub struct PinConfig {
 
 impl Default for PinConfig {
     fn default() -> Self {
-        PinConfig { enabled: true, ttl_minutes: DEFAULT_TTL_MINUTES, tools: default_tools() }
+        PinConfig {
+            enabled: true,
+            mode: crate::model::Mode::Enforce,
+            ttl_minutes: DEFAULT_TTL_MINUTES,
+            tools: default_tools(),
+        }
     }
 }
 
@@ -160,6 +167,9 @@ fn is_name(s: &str) -> bool {
 }
 
 impl PinConfig {
+    /// Fields of the `pin` section.
+    pub const FIELDS: &'static [&'static str] = &["enabled", "mode", "ttlMinutes", "tools"];
+
     /// Reads the `pin` section; absent means the defaults.
     pub fn read(r: &mut Reader, obj: Option<Obj<'_>>) -> PinConfig {
         let mut config = PinConfig::default();
@@ -167,6 +177,7 @@ impl PinConfig {
             return config;
         };
         config.enabled = r.bool(&obj, "enabled", config.enabled);
+        config.mode = crate::config::reader::mode(r, &obj);
         config.ttl_minutes = r.int(&obj, "ttlMinutes", MIN_TTL_MINUTES..=MAX_TTL_MINUTES, DEFAULT_TTL_MINUTES);
         if let Some(tools) = r.list(&obj, "tools", MAX_TOOLS, read_tool) {
             r.unique(
@@ -176,6 +187,17 @@ impl PinConfig {
             config.tools = tools;
         }
         config
+    }
+
+    /// The check's status for reports.
+    pub fn status(&self) -> crate::model::CheckStatus {
+        crate::model::CheckStatus {
+            check: "pin".into(),
+            active: self.enabled,
+            mode: self.mode.as_str().into(),
+            reason: (!self.enabled).then(|| "disabled".into()),
+            failure_mode: "fail-closed".into(),
+        }
     }
 
     fn ttl_ms(&self) -> u64 {

@@ -9,8 +9,12 @@ pub mod destinations;
 pub mod reader;
 
 use crate::digest;
+use crate::dlp::DlpConfig;
+use crate::gate::GateConfig;
 use crate::pin::PinConfig;
 use crate::prelude::*;
+use crate::safety::SafetyConfig;
+use crate::tools::ToolsConfig;
 use destinations::{Destination, MAX_DESTINATIONS};
 use reader::{ConfigError, Node, Reader};
 use serde::Serialize;
@@ -19,7 +23,7 @@ use serde::Serialize;
 pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
-const TOP_LEVEL: &[&str] = &["$schema", "debug", "destinations", "pin"];
+const TOP_LEVEL: &[&str] = &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp"];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -37,6 +41,14 @@ pub struct Config {
     pub destinations: Vec<Destination>,
     /// Reply pinning: while an answer is owed to a chat, outgoing tools may write only to it.
     pub pin: PinConfig,
+    /// Inbound safety scenarios, checked against who is asking.
+    pub safety: SafetyConfig,
+    /// The tool-call judge.
+    pub tools: ToolsConfig,
+    /// The consent gate for outbound messages.
+    pub gate: GateConfig,
+    /// Data-loss prevention for outbound messages and prompt-injection checks of peer messages.
+    pub dlp: DlpConfig,
 }
 
 impl Config {
@@ -67,12 +79,20 @@ impl Config {
             destinations.iter().enumerate().map(|(i, d)| (format!("destinations[{i}].name"), d.name.as_str())),
             "destination name",
         );
-        let pin_section = r.section(&obj, "pin", &["enabled", "ttlMinutes", "tools"]);
-        let pin = PinConfig::read(&mut r, pin_section);
+        let section = r.section(&obj, "pin", PinConfig::FIELDS);
+        let pin = PinConfig::read(&mut r, section);
+        let section = r.section(&obj, "safety", SafetyConfig::FIELDS);
+        let safety = SafetyConfig::read(&mut r, section, &destinations);
+        let section = r.section(&obj, "tools", ToolsConfig::FIELDS);
+        let tools = ToolsConfig::read(&mut r, section);
+        let section = r.section(&obj, "gate", GateConfig::FIELDS);
+        let gate = GateConfig::read(&mut r, section);
+        let section = r.section(&obj, "dlp", DlpConfig::FIELDS);
+        let dlp = DlpConfig::read(&mut r, section, &destinations);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin })
+        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

@@ -281,6 +281,22 @@ impl Reader {
     }
 }
 
+/// Reads a check family's optional `mode` field: `enforce` (default) or `observe`.
+pub fn mode(r: &mut Reader, obj: &Obj<'_>) -> crate::model::Mode {
+    use crate::model::Mode;
+    let Some(node) = obj.get("mode") else {
+        return Mode::Enforce;
+    };
+    match node.value.as_str() {
+        Some("enforce") => Mode::Enforce,
+        Some("observe") => Mode::Observe,
+        _ => {
+            r.error(node.path, format!("must be `enforce` or `observe`, got `{}`", shown(node.value)));
+            Mode::Enforce
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
