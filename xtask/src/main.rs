@@ -23,11 +23,13 @@ fn task() -> Result<()> {
         Some("demo") => demo(&args[1..]),
         Some("test") => test(),
         Some("setup") => ensure_guest_target(),
+        Some("schema") => write_schema(),
         _ => {
             eprintln!("usage: cargo xtask <demo|test|setup>");
             eprintln!("  demo   build and run `warden demo`");
             eprintln!("  test   check formatting and lints, then run every test");
             eprintln!("  setup  install the {GUEST_TARGET} target if it is missing");
+            eprintln!("  schema rewrite schema/warden.schema.json from the configuration types");
             std::process::exit(2);
         }
     }
@@ -77,6 +79,16 @@ fn ensure_guest_target() -> Result<()> {
             }
         }
     }
+}
+
+/// Rewrites the checked-in JSON Schema of the configuration.
+fn write_schema() -> Result<()> {
+    let dir = root().join("schema");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("warden.schema.json");
+    std::fs::write(&path, warden_core::schema::config_schema_text())?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
 }
 
 fn demo(extra: &[String]) -> Result<()> {

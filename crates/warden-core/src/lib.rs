@@ -29,6 +29,8 @@ pub mod outbound;
 pub mod pin;
 pub mod ports;
 pub mod safety;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod store;
 pub mod tools;
 
