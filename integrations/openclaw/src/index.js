@@ -1,0 +1,203 @@
+// Warden's OpenClaw plugin: the hooks, wired to the guard.
+//
+//   before_prompt_build -> start-turn (pins the reply to the chat that woke the agent)
+//                          then check-turn (safety text returned as appendContext,
+//                          which OpenClaw puts right after the person's message)
+//   before_tool_call    -> check-tool-call (deny: block with the reason; ask: requireApproval,
+//                          the person's answer recorded with record-approval)
+//   message_sending     -> check-outbound (deny or ask: cancel with the reason)
+//   message_sent        -> record-outcome
+//   agent_end           -> settle-turn
+//
+// OpenClaw imports this module several times per process (registration modes
+// `full`, `discovery`, ...) and keeps `register` synchronous, so nothing is
+// loaded here: the guard starts on the first hook that fires, and guards are
+// shared through a process-wide registry keyed by configuration and database.
+
+import path from "node:path";
+import { Guard, SRC_DIR, GuestFailure } from "./guard.js";
+import * as map from "./openclaw-map.js";
+
+export const PLUGIN_ID = "warden";
+/** Hook priority: Warden's refusal runs before other plugins' handlers. */
+export const PRIORITY = 1000;
+/** Rule of the refusal given when a run's reply pin could not be recorded. */
+export const PIN_UNAVAILABLE_RULE = "host.pin-unavailable";
+/** Runs remembered per process for pin failures and working directories. */
+const MAX_REMEMBERED_RUNS = 1024;
+
+const GUEST_DIR = path.join(SRC_DIR, "..", "guest");
+const REGISTRY = Symbol.for("warden.openclaw.guards");
+
+function registry() {
+  globalThis[REGISTRY] ??= new Map();
+  return globalThis[REGISTRY];
+}
+
+function intFromEnv(env, name, fallback) {
+  const n = Number.parseInt(env[name] ?? "", 10);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+}
+
+/** A small bounded map: the oldest entry goes first. */
+class Recent extends Map {
+  set(key, value) {
+    super.delete(key);
+    super.set(key, value);
+    if (this.size > MAX_REMEMBERED_RUNS) super.delete(this.keys().next().value);
+    return this;
+  }
+}
+
+function hookTimeout(api, hook, fallback) {
+  const hooks = api.config?.plugins?.entries?.[api.id ?? PLUGIN_ID]?.hooks ?? {};
+  const value = hooks.timeouts?.[hook] ?? hooks.timeoutMs;
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
+function register(api) {
+  if (typeof api.on !== "function") return;
+  const env = process.env;
+  const logger = api.logger;
+  const configText = JSON.stringify(api.pluginConfig ?? {});
+  let guard;
+
+  // The guard for this registration, started on first use. A new `full`
+  // registration with another configuration (a hot reload) replaces the old
+  // guard; in-flight calls on the old one still finish.
+  const getGuard = () => {
+    if (guard) return guard;
+    const stateDir = api.runtime?.state?.resolveStateDir?.(env) ?? path.join(env.HOME ?? ".", ".openclaw");
+    const dbPath = env.WARDEN_DB ?? path.join(stateDir, "warden", "warden.db");
+    const key = `${dbPath}\n${configText}`;
+    const guards = registry();
+    guard = guards.get(key);
+    if (!guard) {
+      for (const [otherKey, other] of guards) {
+        guards.delete(otherKey);
+        other.close();
+      }
+      guard = new Guard({
+        guestDir: env.WARDEN_GUEST_DIR ?? GUEST_DIR,
+        dbPath,
+        configText,
+        logger,
+        cpuMs: intFromEnv(env, "WARDEN_CPU_MS", undefined),
+        startupMs: intFromEnv(env, "WARDEN_STARTUP_MS", undefined),
+        pool: intFromEnv(env, "WARDEN_POOL", undefined),
+        env,
+      });
+      guards.set(key, guard);
+      logger?.info?.(`warden: guard database ${dbPath}`);
+    }
+    return guard;
+  };
+
+  const now = () => Date.now();
+  // Runs whose reply pin could not be recorded: their tool calls fail closed.
+  const pinFailures = new Recent();
+  // Working directory per session, from the prompt hook (tool hooks lack it).
+  const workspaces = new Recent();
+
+  api.on(
+    "before_prompt_build",
+    async (event, ctx) => {
+      const g = getGuard();
+      if (ctx?.sessionKey && ctx?.workspaceDir) workspaces.set(ctx.sessionKey, ctx.workspaceDir);
+      const start = map.turnStart(ctx, now());
+      if (start?.chatId !== undefined) {
+        try {
+          await g.call("policy.startTurn", start);
+          pinFailures.delete(start.sessionId);
+        } catch (e) {
+          pinFailures.set(start.sessionId, start.runId ?? "");
+          logger?.error?.(`warden: the reply pin for ${start.label} could not be recorded (${e.message}); tool calls of this run are refused`);
+        }
+      }
+      const outcome = await g.checkTurn(
+        map.turn(event, ctx, {
+          nowMs: now(),
+          hookTimeoutMs: hookTimeout(api, "before_prompt_build", map.DEFAULT_PROMPT_HOOK_TIMEOUT_MS),
+          queueMode: undefined,
+        }),
+      );
+      if (outcome.rule.startsWith("host.")) logger?.warn?.(`warden: turn proceeds unchecked (rule ${outcome.rule}): ${outcome.reason}`);
+      return outcome.appendContext ? { appendContext: outcome.appendContext } : undefined;
+    },
+    { priority: PRIORITY },
+  );
+
+  api.on(
+    "before_tool_call",
+    async (event, ctx) => {
+      const g = getGuard();
+      const call = map.toolCall(event, ctx, { nowMs: now(), cwd: workspaces.get(ctx?.sessionKey) });
+      let verdict = await g.checkToolCall(call);
+      // A run whose reply pin could not be recorded gets no tool call the
+      // guard would allow: pinning fails closed.
+      if (verdict.decision !== "deny" && call.sessionId && pinFailures.has(call.sessionId)) {
+        verdict = {
+          ...verdict,
+          decision: "deny",
+          rule: PIN_UNAVAILABLE_RULE,
+          risk: "high",
+          reason: "the chat this run must answer could not be recorded, so no tool may run until it can",
+        };
+      }
+      logHostVerdict(logger, `tool ${call.toolName}`, verdict);
+      return map.toolResult(verdict, call, (answer) =>
+        g.call("policy.recordApproval", { ...answer, nowMs: BigInt(now()) }).catch((e) => {
+          logger?.error?.(`warden: could not record the answer to ${verdict.rule}: ${e.message}`);
+        }),
+      );
+    },
+    { priority: PRIORITY },
+  );
+
+  api.on(
+    "message_sending",
+    async (event, ctx) => {
+      const g = getGuard();
+      const message = map.outbound(event, ctx, { nowMs: now() });
+      const verdict = await g.checkOutbound(message);
+      logHostVerdict(logger, `message on ${message.channel}`, verdict);
+      return map.sendingResult(verdict);
+    },
+    { priority: PRIORITY },
+  );
+
+  api.on("message_sent", async (event, ctx) => {
+    try {
+      await getGuard().call("policy.recordOutcome", map.outcomeReport(event, ctx, { nowMs: now() }));
+    } catch (e) {
+      if (!(e instanceof GuestFailure)) logger?.debug?.(`warden: delivery outcome not recorded: ${e.message}`);
+      else logger?.warn?.(`warden: delivery outcome not recorded: ${e.message}`);
+    }
+  });
+
+  api.on("agent_end", async (event, ctx) => {
+    const end = map.turnEnd(event, ctx, now());
+    if (!end) return;
+    pinFailures.delete(end.sessionId);
+    try {
+      await getGuard().call("policy.settleTurn", end);
+    } catch (e) {
+      // The pin then expires after its TTL.
+      logger?.warn?.(`warden: the turn could not be settled (${e.message}); its pin expires after pin.ttlMinutes`);
+    }
+  });
+}
+
+// The component logs its own decisions (rules and outcomes, never message
+// text unless `debug` is on); the plugin logs only the answers it gave itself
+// because the guard could not (rules `host.*`).
+function logHostVerdict(logger, what, verdict) {
+  if (verdict.rule.startsWith("host.")) logger?.warn?.(`warden: ${what} ${verdict.decision} (rule ${verdict.rule}): ${verdict.reason}`);
+}
+
+export default {
+  id: PLUGIN_ID,
+  name: "Warden",
+  description: "Policy engine for agents that act for people: tool calls, reply pinning, safety scenarios and outbound messages.",
+  register,
+};

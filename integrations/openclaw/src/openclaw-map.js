@@ -1,0 +1,241 @@
+// OpenClaw hook events and contexts -> Warden's WIT records, and Warden's
+// answers -> OpenClaw hook results. Pure functions: no I/O, no guard.
+//
+// Session: every record uses `ctx.sessionKey`, the one conversation key that
+// OpenClaw puts on the prompt, tool, agent_end and message_sending hooks alike
+// (`ctx.sessionId` is missing on message_sending). Chats: OpenClaw prefixes
+// some targets with the provider (`telegram:12345` on tool and delivery hooks,
+// `12345` on prompt hooks); Warden compares chat IDs exactly, so the prefix of
+// the turn's own provider is removed everywhere.
+
+/** History messages passed to `check-turn`; the component keeps at most `safety.historyMessages` (20) of them. */
+export const MAX_HISTORY = 20;
+/** OpenClaw's default per-handler budget for before_prompt_build, in milliseconds. */
+export const DEFAULT_PROMPT_HOOK_TIMEOUT_MS = 15_000;
+
+const nonEmpty = (v) => (typeof v === "string" && v.trim() !== "" ? v : typeof v === "number" ? String(v) : undefined);
+
+/** `telegram:12345` -> `12345` when the prefix is the provider's own. */
+export function stripProvider(id, provider) {
+  const value = nonEmpty(id);
+  if (value === undefined || !provider) return value;
+  const prefix = `${String(provider).toLowerCase()}:`;
+  return value.toLowerCase().startsWith(prefix) ? value.slice(prefix.length) : value;
+}
+
+/** The text of a transcript message: a string, or the text parts of a part list. */
+export function messageText(message) {
+  const content = message?.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((part) => part && (part.type === "text" || part.type === undefined) && typeof part.text === "string")
+    .map((part) => part.text)
+    .join("\n");
+}
+
+function provider(ctx) {
+  return nonEmpty(ctx?.channel) ?? nonEmpty(ctx?.messageProvider) ?? nonEmpty(ctx?.requester?.channel);
+}
+
+/** Identity from a prompt-hook context (`PluginHookAgentContext`). */
+export function agentIdentity(ctx) {
+  const prov = provider(ctx);
+  return {
+    provider: prov,
+    accountId: nonEmpty(ctx?.accountId),
+    senderId: nonEmpty(ctx?.senderId) ?? nonEmpty(ctx?.channelContext?.sender?.id),
+    channelId: stripProvider(ctx?.chatId ?? ctx?.channelContext?.chat?.id ?? ctx?.channelId, prov),
+    threadId: undefined,
+    agentId: nonEmpty(ctx?.agentId),
+  };
+}
+
+/** Identity from a tool-hook context (`PluginHookToolContext`, requester from trusted host metadata). */
+export function toolIdentity(ctx) {
+  const requester = ctx?.requester ?? {};
+  const prov = nonEmpty(requester.channel);
+  return {
+    provider: prov,
+    accountId: nonEmpty(requester.accountId),
+    senderId: nonEmpty(requester.senderId),
+    channelId: stripProvider(ctx?.channelId, prov),
+    threadId: undefined,
+    agentId: nonEmpty(ctx?.agentId),
+  };
+}
+
+/** What started the turn. A missing trigger counts as a person: checking is the safe side. */
+export function trigger(ctx) {
+  const kind = ctx?.inputProvenance?.kind;
+  if (kind === "inter_session") return "peer";
+  if (kind === "internal_system") return "automation";
+  const t = ctx?.trigger;
+  if (t === undefined || t === null || t === "user") return "user";
+  return "automation";
+}
+
+/** The chat a turn's answer is owed to: the native chat of a channel-originated run, else none. */
+export function turnChat(ctx) {
+  return stripProvider(ctx?.chatId ?? ctx?.channelContext?.chat?.id, provider(ctx));
+}
+
+/** `turn-start` for a prompt build, or undefined when the run has no session. */
+export function turnStart(ctx, nowMs) {
+  const sessionId = nonEmpty(ctx?.sessionKey);
+  if (!sessionId) return undefined;
+  const chatId = turnChat(ctx);
+  const prov = provider(ctx);
+  return {
+    sessionId,
+    runId: nonEmpty(ctx?.runId),
+    chatId,
+    label: chatId === undefined ? undefined : prov ? `${prov} chat ${chatId}` : `chat ${chatId}`,
+    nowMs: BigInt(nowMs),
+  };
+}
+
+/** `turn-end` for agent_end, or undefined when the run has no session. */
+export function turnEnd(event, ctx, nowMs) {
+  const sessionId = nonEmpty(ctx?.sessionKey);
+  if (!sessionId) return undefined;
+  return { sessionId, runId: nonEmpty(event?.runId) ?? nonEmpty(ctx?.runId), nowMs: BigInt(nowMs) };
+}
+
+/** `turn` for before_prompt_build. */
+export function turn(event, ctx, { nowMs, hookTimeoutMs, queueMode }) {
+  // `currentUserMessage` is the admitted request before history projection; an
+  // explicit empty string means "no textual request" and must stay empty.
+  const message = typeof event?.currentUserMessage === "string" ? event.currentUserMessage : String(event?.prompt ?? "");
+  const history = [];
+  for (const m of Array.isArray(event?.messages) ? event.messages : []) {
+    if (m?.role !== "user" && m?.role !== "assistant") continue;
+    const text = messageText(m);
+    if (text.trim() === "") continue;
+    history.push({ role: m.role, author: undefined, text });
+  }
+  return {
+    runId: nonEmpty(ctx?.runId),
+    sessionId: nonEmpty(ctx?.sessionKey),
+    nowMs: BigInt(nowMs),
+    identity: agentIdentity(ctx),
+    trigger: trigger(ctx),
+    message,
+    context: { threadStarter: undefined, repliedTo: undefined, sinceLastReply: [] },
+    history: history.slice(-MAX_HISTORY),
+    queueMode,
+    hookTimeoutMs,
+  };
+}
+
+/** `tool-call` for before_tool_call. */
+export function toolCall(event, ctx, { nowMs, cwd }) {
+  let args;
+  try {
+    args = JSON.stringify(event?.params ?? {});
+  } catch {
+    args = "{}";
+  }
+  return {
+    toolName: String(event?.toolName ?? ctx?.toolName ?? ""),
+    arguments: args,
+    callId: nonEmpty(event?.toolCallId) ?? nonEmpty(ctx?.toolCallId),
+    runId: nonEmpty(event?.runId) ?? nonEmpty(ctx?.runId),
+    sessionId: nonEmpty(ctx?.sessionKey),
+    nowMs: BigInt(nowMs),
+    identity: toolIdentity(ctx),
+    cwd: nonEmpty(cwd),
+    derivedPaths: Array.isArray(event?.derivedPaths) ? event.derivedPaths.map(String) : [],
+  };
+}
+
+/** `outbound-message` for message_sending. */
+export function outbound(event, ctx, { nowMs }) {
+  const channel = nonEmpty(ctx?.channelId) ?? nonEmpty(event?.metadata?.channel) ?? "unknown";
+  const threadId = event?.threadId;
+  return {
+    direction: "outbound",
+    channel,
+    recipient: stripProvider(event?.to, channel) ?? "",
+    sender: nonEmpty(ctx?.accountId),
+    body: new TextEncoder().encode(String(event?.content ?? "")),
+    thread: threadId === undefined || threadId === null ? undefined : String(threadId),
+    messageId: undefined,
+    sessionId: nonEmpty(ctx?.sessionKey),
+    nowMs: BigInt(nowMs),
+    identity: {
+      provider: channel,
+      accountId: nonEmpty(ctx?.accountId),
+      senderId: undefined,
+      channelId: stripProvider(ctx?.conversationId, channel),
+      threadId: threadId === undefined || threadId === null ? undefined : String(threadId),
+      agentId: undefined,
+    },
+  };
+}
+
+/** `outcome-report` for message_sent. */
+export function outcomeReport(event, ctx, { nowMs }) {
+  const channel = nonEmpty(ctx?.channelId) ?? "unknown";
+  const threadId = event?.threadId;
+  return {
+    channel,
+    recipient: stripProvider(event?.to, channel) ?? "",
+    delivery: event?.success === false ? "failed" : "sent",
+    thread: threadId === undefined || threadId === null ? undefined : String(threadId),
+    nowMs: BigInt(nowMs),
+  };
+}
+
+/** The text the model reads when Warden refuses a tool call. */
+export function refusalText(verdict) {
+  return `Warden refused this tool call (rule ${verdict.rule}, risk ${verdict.risk}): ${verdict.reason}`;
+}
+
+const SCOPE_TEXT = { once: "this call only", session: "the rest of this session", always: "until the policy changes" };
+const SEVERITY = { low: "info", medium: "warning", high: "critical", critical: "critical" };
+
+/**
+ * before_tool_call result for a verdict: nothing for allow, `block` for deny,
+ * `requireApproval` for ask. `record(answer)` is called with the person's
+ * answer as a WIT `approval` minus `nowMs`.
+ */
+export function toolResult(verdict, call, record) {
+  if (verdict.decision === "deny") return { block: true, blockReason: refusalText(verdict) };
+  if (verdict.decision !== "ask") return undefined;
+  const scope = verdict.scope ?? "once";
+  const remembered = scope !== "once";
+  const allowedDecisions = remembered ? ["allow-once", "allow-always", "deny"] : ["allow-once", "deny"];
+  const lines = [
+    verdict.reason,
+    "",
+    `Rule: ${verdict.rule}. Risk: ${verdict.risk}.`,
+    remembered
+      ? `"Allow always" remembers your answer for ${SCOPE_TEXT[scope]}; "Allow once" and "Deny" apply to this call only.`
+      : "Your answer applies to this call only.",
+  ];
+  return {
+    requireApproval: {
+      title: `Warden: allow ${call.toolName}?`,
+      description: lines.join("\n"),
+      severity: SEVERITY[verdict.risk] ?? "warning",
+      allowedDecisions,
+      onResolution: async (decision) => {
+        if (!verdict.approvalKey) return;
+        const base = { key: verdict.approvalKey, sessionId: call.sessionId, callId: call.callId };
+        if (decision === "allow-once") await record({ ...base, allow: true, scope: "once" });
+        else if (decision === "allow-always") await record({ ...base, allow: true, scope });
+        else if (decision === "deny") await record({ ...base, allow: false, scope: "once" });
+        // timeout and cancelled: nobody answered, nothing is remembered.
+      },
+    },
+  };
+}
+
+/** message_sending result for a verdict. No approval exists on delivery, so `ask` cancels too. */
+export function sendingResult(verdict) {
+  if (verdict.decision === "allow") return undefined;
+  const why =
+    verdict.decision === "ask" ? `needs a person's approval, which delivery cannot ask for: ${verdict.reason}` : verdict.reason;
+  return { cancel: true, cancelReason: `Warden stopped this message (rule ${verdict.rule}): ${why}` };
+}
