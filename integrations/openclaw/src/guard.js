@@ -1,6 +1,7 @@
 // The guard as the plugin sees it: the component, configured, behind a pool of
 // worker threads (guard-worker.js), with the sandbox rules of the Rust host.
 //
+// - Each guest memory is capped (memory-cap.js; 64 MiB by default).
 // - Each call runs on an idle worker under a CPU deadline. Time the worker
 //   spends waiting for the main thread's HTTP answer does not count. A worker
 //   that overruns is terminated (that is how a runaway guest is stopped), a
@@ -16,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { HttpGateway, destinationsFrom } from "./http-gateway.js";
 import { newFlag, serveHttp } from "./http-bridge.js";
+import { capMemory, DEFAULT_MEMORY_BYTES } from "./memory-cap.js";
 
 /** Default guest CPU time per call, host HTTP time excluded, in milliseconds. */
 export const DEFAULT_CPU_MS = 2_000;
@@ -99,7 +101,17 @@ export class Guard {
    * guestDir: folder of the jco output; dbPath: SQLite file; configText: the
    * configuration as JSON text; logger: OpenClaw's plugin logger.
    */
-  constructor({ guestDir, dbPath, configText, logger, cpuMs = DEFAULT_CPU_MS, startupMs = DEFAULT_STARTUP_MS, pool = DEFAULT_POOL, env = process.env }) {
+  constructor({
+    guestDir,
+    dbPath,
+    configText,
+    logger,
+    cpuMs = DEFAULT_CPU_MS,
+    startupMs = DEFAULT_STARTUP_MS,
+    pool = DEFAULT_POOL,
+    memoryBytes = DEFAULT_MEMORY_BYTES,
+    env = process.env,
+  }) {
     this.guestDir = guestDir;
     this.dbPath = dbPath;
     this.configText = configText;
@@ -107,6 +119,7 @@ export class Guard {
     this.cpuMs = cpuMs;
     this.startupMs = startupMs;
     this.pool = Math.max(1, pool);
+    this.memoryBytes = memoryBytes;
     let parsed = {};
     try {
       parsed = JSON.parse(configText);
@@ -123,7 +136,10 @@ export class Guard {
     this.#modules ??= (async () => {
       const names = (await fs.readdir(this.guestDir)).filter((n) => n.endsWith(".wasm"));
       const modules = {};
-      for (const name of names) modules[name] = await WebAssembly.compile(await fs.readFile(path.join(this.guestDir, name)));
+      for (const name of names) {
+        const bytes = await fs.readFile(path.join(this.guestDir, name));
+        modules[name] = await WebAssembly.compile(capMemory(bytes, this.memoryBytes));
+      }
       return modules;
     })().catch((e) => {
       this.#modules = undefined;
@@ -173,7 +189,7 @@ export class Guard {
       const inactive = report.checks.filter((c) => !c.active).map((c) => `${c.check} (${c.reason ?? "off"})`);
       this.#log(
         "info",
-        `configured (policy ${report.policyVersion}; active: ${active.join(", ")}; not active: ${inactive.join(", ") || "none"})`,
+        `configured (policy ${report.policyVersion}; active: ${active.join(", ") || "none"}; not active: ${inactive.join(", ") || "none"})`,
       );
       for (const warning of report.warnings) this.#log("warn", `configuration warning: ${warning}`);
     }

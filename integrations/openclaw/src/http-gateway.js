@@ -7,8 +7,8 @@
 // enforces the request's timeout, caps the response size and never follows a
 // redirect (node:http does not follow them). The component never sees a key.
 //
-// It runs on the main thread, asynchronously: a guard worker that needs a
-// response blocks only itself (see guard-worker.js), never OpenClaw.
+// It runs on the main thread, asynchronously: the guard worker that needs a
+// response blocks only itself (see http-bridge.js), never OpenClaw.
 
 import http from "node:http";
 import https from "node:https";

@@ -85,6 +85,7 @@ function register(api) {
         cpuMs: intFromEnv(env, "WARDEN_CPU_MS", undefined),
         startupMs: intFromEnv(env, "WARDEN_STARTUP_MS", undefined),
         pool: intFromEnv(env, "WARDEN_POOL", undefined),
+        memoryBytes: env.WARDEN_MEMORY_MIB ? intFromEnv(env, "WARDEN_MEMORY_MIB", 64) * 1024 * 1024 : undefined,
         env,
       });
       guards.set(key, guard);

@@ -1,0 +1,176 @@
+// OpenClaw hook events and contexts -> WIT records, and verdicts -> hook
+// results, with the context shapes OpenClaw 2026.9 sends (recorded from real
+// turns: a CLI turn, a Telegram-routed turn, a tool call, a delivery).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as map from "../src/openclaw-map.js";
+
+const telegramPromptCtx = {
+  runId: "run-1",
+  agentId: "main",
+  sessionKey: "agent:main:main",
+  sessionId: "0f5c",
+  workspaceDir: "/w",
+  trigger: "user",
+  channel: "telegram",
+  accountId: "default",
+  messageProvider: "telegram",
+  channelId: "12345",
+  chatId: "12345",
+  senderId: "u-77",
+};
+const telegramToolCtx = {
+  toolName: "exec",
+  agentId: "main",
+  sessionKey: "agent:main:main",
+  sessionId: "0f5c",
+  runId: "run-1",
+  toolCallId: "call_1",
+  channelId: "telegram:12345",
+  requester: { channel: "telegram", accountId: "default", senderId: "u-77", senderIsOwner: true },
+};
+
+test("provider_prefixes_are_removed_only_for_the_turns_own_provider", () => {
+  const cases = [
+    ["telegram:12345", "telegram", "12345"],
+    ["TELEGRAM:12345", "telegram", "12345"],
+    ["slack:C1", "telegram", "slack:C1"],
+    ["12345", "telegram", "12345"],
+    ["telegram:12345", undefined, "telegram:12345"],
+    [undefined, "telegram", undefined],
+    ["  ", "telegram", undefined],
+  ];
+  for (const [id, provider, expected] of cases) assert.equal(map.stripProvider(id, provider), expected, `${id} ${provider}`);
+});
+
+test("prompt_and_tool_hooks_give_the_same_identity_for_one_telegram_turn", () => {
+  const fromPrompt = map.agentIdentity(telegramPromptCtx);
+  const fromTool = map.toolIdentity(telegramToolCtx);
+  assert.deepEqual(fromPrompt, { provider: "telegram", accountId: "default", senderId: "u-77", channelId: "12345", threadId: undefined, agentId: "main" });
+  assert.deepEqual(fromTool, fromPrompt);
+});
+
+test("a_cli_turn_has_no_identity_and_no_chat_so_no_pin", () => {
+  const cli = { runId: "r", agentId: "main", sessionKey: "agent:main:main", trigger: "user" };
+  assert.deepEqual(map.agentIdentity(cli), { provider: undefined, accountId: undefined, senderId: undefined, channelId: undefined, threadId: undefined, agentId: "main" });
+  assert.equal(map.turnStart(cli, 5).chatId, undefined);
+  assert.equal(map.turnStart({}, 5), undefined, "no session, no turn-start");
+});
+
+test("a_telegram_turn_pins_its_chat_with_a_label", () => {
+  assert.deepEqual(map.turnStart(telegramPromptCtx, 1000), { sessionId: "agent:main:main", runId: "run-1", chatId: "12345", label: "telegram chat 12345", nowMs: 1000n });
+  assert.deepEqual(map.turnEnd({ runId: "run-1" }, telegramPromptCtx, 2000), { sessionId: "agent:main:main", runId: "run-1", nowMs: 2000n });
+});
+
+test("triggers_map_to_user_automation_or_peer", () => {
+  const cases = [
+    [{ trigger: "user" }, "user"],
+    [{}, "user"], // unknown origin is checked, the safe side
+    [{ trigger: "heartbeat" }, "automation"],
+    [{ trigger: "cron" }, "automation"],
+    [{ trigger: "user", inputProvenance: { kind: "inter_session" } }, "peer"],
+    [{ trigger: "user", inputProvenance: { kind: "internal_system" } }, "automation"],
+    [{ trigger: "user", inputProvenance: { kind: "external_user" } }, "user"],
+  ];
+  for (const [ctx, expected] of cases) assert.equal(map.trigger(ctx), expected, JSON.stringify(ctx));
+});
+
+test("the_turn_message_is_the_admitted_request_and_history_keeps_whole_text_messages", () => {
+  const event = {
+    prompt: "history…\nWhat does Sally make?",
+    currentUserMessage: "What does Sally make?",
+    messages: [
+      { role: "user", content: [{ type: "text", text: "Who is on payroll?" }] },
+      { role: "assistant", content: [{ type: "toolCall", name: "x" }] },
+      { role: "toolResult", content: "secret tool output" },
+      { role: "assistant", content: "Bob and Sally." },
+    ],
+  };
+  const t = map.turn(event, telegramPromptCtx, { nowMs: 7, hookTimeoutMs: 15000, queueMode: undefined });
+  assert.equal(t.message, "What does Sally make?");
+  assert.deepEqual(t.history, [
+    { role: "user", author: undefined, text: "Who is on payroll?" },
+    { role: "assistant", author: undefined, text: "Bob and Sally." },
+  ]);
+  assert.equal(t.sessionId, "agent:main:main");
+  assert.equal(t.hookTimeoutMs, 15000);
+  assert.equal(map.turn({ prompt: "p", currentUserMessage: "" }, {}, { nowMs: 1 }).message, "", "an explicit empty request stays empty");
+  assert.equal(map.turn({ prompt: "p" }, {}, { nowMs: 1 }).message, "p");
+  const long = { messages: Array.from({ length: 30 }, (_, i) => ({ role: "user", content: `m${i}` })) };
+  assert.equal(map.turn(long, {}, { nowMs: 1 }).history.length, map.MAX_HISTORY);
+});
+
+test("a_tool_call_carries_the_call_session_and_requester", () => {
+  const c = map.toolCall({ toolName: "exec", params: { command: "ls" }, runId: "run-1", toolCallId: "call_1", derivedPaths: ["/w/a"] }, telegramToolCtx, { nowMs: 9, cwd: "/w" });
+  assert.deepEqual(c, {
+    toolName: "exec",
+    arguments: '{"command":"ls"}',
+    callId: "call_1",
+    runId: "run-1",
+    sessionId: "agent:main:main",
+    nowMs: 9n,
+    identity: map.toolIdentity(telegramToolCtx),
+    cwd: "/w",
+    derivedPaths: ["/w/a"],
+  });
+});
+
+test("a_delivery_becomes_an_outbound_message_without_the_provider_prefix", () => {
+  const m = map.outbound(
+    { to: "telegram:12345", content: "hé", metadata: { channel: "telegram" } },
+    { channelId: "telegram", accountId: "default", conversationId: "telegram:12345", sessionKey: "agent:main:main" },
+    { nowMs: 3 },
+  );
+  assert.equal(m.channel, "telegram");
+  assert.equal(m.recipient, "12345");
+  assert.deepEqual([...m.body], [104, 195, 169]);
+  assert.equal(m.identity.channelId, "12345");
+  assert.equal(m.sessionId, "agent:main:main");
+  assert.deepEqual(map.outcomeReport({ to: "telegram:12345", success: false }, { channelId: "telegram" }, { nowMs: 4 }), {
+    channel: "telegram",
+    recipient: "12345",
+    delivery: "failed",
+    thread: undefined,
+    nowMs: 4n,
+  });
+});
+
+const verdict = (over) => ({ decision: "allow", rule: "r", reason: "why", risk: "medium", signals: [], ...over });
+
+test("deny_blocks_with_rule_and_reason_and_allow_returns_nothing", () => {
+  assert.equal(map.toolResult(verdict({}), {}, () => {}), undefined);
+  assert.deepEqual(map.toolResult(verdict({ decision: "deny", rule: "exec.recursive-delete", risk: "critical" }), {}, () => {}), {
+    block: true,
+    blockReason: "Warden refused this tool call (rule exec.recursive-delete, risk critical): why",
+  });
+});
+
+test("ask_requires_approval_showing_the_scope_and_records_each_answer", async () => {
+  const recorded = [];
+  const call = { toolName: "web_fetch", sessionId: "s", callId: "c" };
+  const session = map.toolResult(verdict({ decision: "ask", scope: "session", approvalKey: "t1:k" }), call, (a) => recorded.push(a));
+  const approval = session.requireApproval;
+  assert.equal(approval.title, "Warden: allow web_fetch?");
+  assert.deepEqual(approval.allowedDecisions, ["allow-once", "allow-always", "deny"]);
+  assert.match(approval.description, /the rest of this session/);
+  assert.equal(approval.severity, "warning");
+  for (const d of ["allow-once", "allow-always", "deny", "timeout", "cancelled"]) await approval.onResolution(d);
+  assert.deepEqual(recorded, [
+    { key: "t1:k", sessionId: "s", callId: "c", allow: true, scope: "once" },
+    { key: "t1:k", sessionId: "s", callId: "c", allow: true, scope: "session" },
+    { key: "t1:k", sessionId: "s", callId: "c", allow: false, scope: "once" },
+  ]);
+  const once = map.toolResult(verdict({ decision: "ask", scope: "once", approvalKey: "t1:k", risk: "high" }), call, () => {});
+  assert.deepEqual(once.requireApproval.allowedDecisions, ["allow-once", "deny"]);
+  assert.equal(once.requireApproval.severity, "critical");
+});
+
+test("delivery_is_cancelled_on_deny_and_on_ask", () => {
+  assert.equal(map.sendingResult(verdict({})), undefined);
+  assert.deepEqual(map.sendingResult(verdict({ decision: "deny", rule: "dlp.private-key" })), {
+    cancel: true,
+    cancelReason: "Warden stopped this message (rule dlp.private-key): why",
+  });
+  assert.match(map.sendingResult(verdict({ decision: "ask", rule: "gate.review" })).cancelReason, /needs a person's approval/);
+});
