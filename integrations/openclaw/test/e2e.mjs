@@ -1,9 +1,10 @@
 // End-to-end test of Warden's OpenClaw plugin against the real OpenClaw
 // runtime: the packed plugin is installed with `openclaw plugins install`,
-// and real turns run with `openclaw agent --local` (which dispatches plugin
-// hooks; `agent exec` does not) against loopback mocks of the model, of a
-// Telegram Bot API and of a classifier. Each assertion is printed; the exit
-// code is non-zero if any failed.
+// real turns run with `openclaw agent --local` (which dispatches plugin hooks;
+// `agent exec` does not) and through a running Gateway whose Telegram channel
+// receives a person's message, all against loopback mocks of the model, of
+// the Telegram Bot API and of a classifier. Each assertion is printed; the
+// exit code is non-zero if any failed.
 //
 // Checks that are not on main yet are detected from the configuration schema:
 // their scenarios print PENDING and run once the check's settings exist.
@@ -13,6 +14,7 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { startMockModel, messageText } from "./mock-model.mjs";
@@ -33,7 +35,10 @@ for (const key of ["openclaw", "plugin", "schema", "work"]) {
 }
 
 const TURN_TIMEOUT_MS = 240_000;
+const GATEWAY_START_TIMEOUT_MS = 120_000;
+const GATEWAY_REPLY_TIMEOUT_MS = 120_000;
 const CHAT = "12345";
+const ALICE = 777;
 const CLASSIFIER_KEY = "sk-warden-e2e-classifier";
 
 // ---------------------------------------------------------------- reporting
@@ -115,6 +120,7 @@ fs.writeFileSync(
       },
       agents: { defaults: { model: { primary: "mock/mock" }, workspace: dirs.workspace } },
       channels: { telegram: { enabled: true, botToken: "123456:TEST", apiRoot: telegram.apiRoot, dmPolicy: "open", allowFrom: ["*"] } },
+      gateway: { mode: "local" },
     },
     null,
     2,
@@ -193,6 +199,77 @@ async function turn(name, { wardenConfig, message, toolCall, text, chat, deliver
   };
 }
 
+async function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const until = async (condition, ms) => {
+  const end = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return true;
+};
+
+/**
+ * Runs `body` against a Gateway started with Warden configured as `wardenConfig`,
+ * once its Telegram channel polls the mock Bot API; stops it afterwards.
+ */
+async function withGateway(name, wardenConfig, body) {
+  configureWarden(wardenConfig);
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [opts.openclaw, "gateway", "run", "--bind", "loopback", "--port", String(port), "--auth", "token", "--token", "warden-e2e-token"],
+    { env, stdio: ["ignore", "pipe", "pipe"], cwd: opts.work },
+  );
+  const log = { text: "" };
+  child.stdout.on("data", (d) => (log.text += d));
+  child.stderr.on("data", (d) => (log.text += d));
+  const exited = new Promise((resolve) => child.on("close", resolve));
+  const started = Date.now();
+  const polls = telegram.calls.filter((c) => c.method === "getUpdates").length;
+  const polling = await until(() => telegram.calls.filter((c) => c.method === "getUpdates").length > polls, GATEWAY_START_TIMEOUT_MS);
+  console.log(`  (gateway polling Telegram after ${((Date.now() - started) / 1000).toFixed(1)} s; log in ${path.join(dirs.logs, name)}.gateway)`);
+  try {
+    if (check(polling, "the Gateway started and its Telegram channel polls for messages", log.text.slice(-1500))) await body(log);
+  } finally {
+    child.kill("SIGTERM");
+    const stopped = await Promise.race([exited, new Promise((r) => setTimeout(() => r("timeout"), 30_000))]);
+    if (stopped === "timeout") child.kill("SIGKILL");
+    fs.writeFileSync(path.join(dirs.logs, `${name}.gateway`), log.text);
+  }
+}
+
+/** Alice writes to the bot; resolves once the model was asked to answer her, with what happened in between. */
+async function aliceWrites(text, { toolCall, reply }) {
+  plan = () => (toolCall ? { toolCall } : { text: reply });
+  const first = { model: model.requests.length, telegram: telegram.calls.length };
+  telegram.send({ chatId: Number(CHAT), fromId: ALICE, name: "Alice", text });
+  // The turn is over when the model produced its final answer (a request with the
+  // tool result, or the first request for a text-only plan); give delivery a moment.
+  const done = await until(() => {
+    const requests = model.requests.slice(first.model);
+    return toolCall ? requests.some((r) => (r.body?.messages ?? []).some((m) => m.role === "tool")) : requests.length > 0;
+  }, GATEWAY_REPLY_TIMEOUT_MS);
+  await until(() => telegram.calls.slice(first.telegram).some((c) => c.method === "sendMessage"), 8_000);
+  await new Promise((r) => setTimeout(r, 2_000));
+  const requests = model.requests.slice(first.model);
+  return {
+    done,
+    requests,
+    toolMessages: requests.flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === "tool")).map(messageText),
+    telegram: telegram.calls.slice(first.telegram),
+  };
+}
+
 /** The `checks` Warden reported active when it accepted the configuration. */
 function activeChecks(stderr) {
   const line = stderr.split("\n").findLast((l) => l.includes("warden: configured"));
@@ -213,6 +290,26 @@ console.log("\n--- install: the packed plugin, as the README tells a user");
   const run = await openclaw(["plugins", "install", `npm-pack:${opts.plugin}`, "--force", "--accept-capabilities"], "install");
   check(run.code === 0, "openclaw plugins install exits 0", run.stderr.slice(-2000));
   check(readConfig().plugins?.entries?.warden?.enabled === true, "the install enabled plugins.entries.warden");
+}
+
+if (selected("schema")) {
+  console.log("\n--- schema: the plugin's configSchema is Warden's; OpenClaw refuses a configuration it rejects before any turn");
+  const started = Date.now();
+  configureWarden({ pin: { ttlMinutes: "15" } });
+  const run = await openclaw(["agent", "--local", "--agent", "main", "--json", "--session-key", "warden-schema", "-m", "hi"], "schema");
+  let out;
+  try {
+    out = JSON.parse(run.stdout);
+  } catch {
+    out = undefined;
+  }
+  console.log(`  (took ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  check(run.code !== 0 && out?.ok === false, "openclaw agent refuses to run", run.stdout.slice(0, 500));
+  check(
+    out?.issues?.some((i) => i.path === "plugins.entries.warden.config.pin.ttlMinutes" && /integer/.test(i.message)),
+    "the issue names Warden's field and what is allowed",
+    JSON.stringify(out?.issues),
+  );
 }
 
 if (selected("pin")) {
@@ -253,31 +350,47 @@ if (selected("benign")) {
   check(!t.toolMessages.some((m) => m.includes("Warden refused")), "no refusal reached the model", t.toolMessages.join("\n"));
 }
 
-if (selected("refused")) {
-  console.log("\n--- refused: a configuration the schema accepts but Warden refuses fails closed for tools and messages");
-  const marker = path.join(opts.work, "marker-refused");
-  const t = await turn("refused", {
-    // The schema cannot see that a base URL must be http(s); the component can.
-    wardenConfig: { destinations: [{ name: "classifier", baseUrl: "ftp://127.0.0.1/v1" }] },
-    message: "Please tidy up the workspace.",
-    toolCall: { name: "exec", arguments: { command: `touch ${marker}` } },
-    chat: CHAT,
-    deliver: true,
+if (selected("gateway")) {
+  console.log("\n--- gateway: a person's Telegram message pins the reply to her chat; exec, gated as new-chat, is refused");
+  const marker = path.join(opts.work, "marker-gateway");
+  await withGateway("gateway", { pin: { tools: [{ name: "exec", kind: "new-chat" }] } }, async (log) => {
+    const t = await aliceWrites("Please tidy up the workspace.", { toolCall: { name: "exec", arguments: { command: `touch ${marker}` } } });
+    check(t.done, "the Gateway ran a turn for Alice's message");
+    check(activeChecks(log.text).includes("pin"), "Warden accepted the configuration with pin active");
+    check(!fs.existsSync(marker), "the exec tool did not run (no marker file)");
+    const refusal = t.toolMessages.find((m) => m.includes("Warden refused"));
+    check(refusal?.includes("rule pin.new-chat"), "the model received Warden's refusal with rule pin.new-chat", t.toolMessages.join("\n"));
+    check(refusal?.includes('"telegram chat 12345"'), "the pin holds the chat Alice wrote from", refusal);
+    const sent = t.telegram.filter((c) => c.method === "sendMessage");
+    check(
+      sent.length === 1 && String(sent[0].params.chat_id) === CHAT && String(sent[0].params.text).includes("pin.new-chat"),
+      "the reply passed message_sending (allow) and reached Alice's chat",
+      JSON.stringify(sent),
+    );
   });
-  check(t.stderr.includes("the configuration was refused") && t.stderr.includes("destinations[0].baseUrl"), "Warden logged the refusal with the field path");
-  check(!fs.existsSync(marker), "the exec tool did not run (no marker file)");
-  check(
-    t.toolMessages.some((m) => m.includes("rule host.config-refused")),
-    "the model received the fail-closed refusal with rule host.config-refused",
-    t.toolMessages.join("\n"),
-  );
-  check(sentTexts(t.telegram).length === 0, "message_sending cancelled the reply: Telegram received nothing", JSON.stringify(t.telegram));
-  const status = t.json?.deliveryStatus;
-  check(
-    status?.status === "suppressed" || status?.reason === "cancelled_by_message_sending_hook" || JSON.stringify(status ?? {}).includes("cancelled_by_message_sending_hook"),
-    "OpenClaw reports the delivery as suppressed by the message_sending hook",
-    JSON.stringify(status),
-  );
+}
+
+if (selected("refused")) {
+  console.log("\n--- refused: through the Gateway, a configuration the schema accepts but Warden refuses fails closed; the reply is cancelled");
+  const marker = path.join(opts.work, "marker-refused");
+  // The schema cannot see that a base URL must be http(s); the component can.
+  await withGateway("refused", { destinations: [{ name: "classifier", baseUrl: "ftp://127.0.0.1/v1" }] }, async (log) => {
+    const t = await aliceWrites("Please tidy up the workspace.", { toolCall: { name: "exec", arguments: { command: `touch ${marker}` } } });
+    check(t.done, "the Gateway ran a turn for Alice's message");
+    check(log.text.includes("the configuration was refused") && log.text.includes("destinations[0].baseUrl"), "Warden logged the refusal with the field path");
+    check(!fs.existsSync(marker), "the exec tool did not run (no marker file)");
+    check(
+      t.toolMessages.some((m) => m.includes("rule host.config-refused")),
+      "the model received the fail-closed refusal with rule host.config-refused",
+      t.toolMessages.join("\n"),
+    );
+    check(/message on telegram deny \(rule host\.config-refused\)/.test(log.text), "message_sending answered cancel (Warden logged it)");
+    check(
+      !t.telegram.some((c) => c.method === "sendMessage"),
+      "Telegram received nothing: neither the reply nor OpenClaw's fallback notice",
+      JSON.stringify(t.telegram.filter((c) => c.method !== "getUpdates")),
+    );
+  });
 }
 
 if (!selected("exec")) {
