@@ -119,7 +119,7 @@ function register(api) {
         map.turn(event, ctx, {
           nowMs: now(),
           hookTimeoutMs: hookTimeout(api, "before_prompt_build", map.DEFAULT_PROMPT_HOOK_TIMEOUT_MS),
-          queueMode: undefined,
+          queueMode: map.queueMode(api.config, map.agentIdentity(ctx).provider),
         }),
       );
       if (outcome.rule.startsWith("host.")) logger?.warn?.(`warden: turn proceeds unchecked (rule ${outcome.rule}): ${outcome.reason}`);

@@ -80,6 +80,21 @@ export function turnChat(ctx) {
   return stripProvider(ctx?.chatId ?? ctx?.channelContext?.chat?.id, provider(ctx));
 }
 
+const QUEUE_MODES = new Set(["steer", "followup", "collect", "interrupt"]);
+
+/**
+ * The queue mode OpenClaw applies to messages that arrive during a run on this
+ * provider: `messages.queue.byChannel.<provider>`, else `messages.queue.mode`,
+ * else OpenClaw's default, `steer` (such messages join the running turn without
+ * a new prompt build, so Warden never sees them; the component warns).
+ */
+export function queueMode(config, providerId) {
+  const queue = config?.messages?.queue ?? {};
+  const byChannel = providerId ? queue.byChannel?.[providerId] : undefined;
+  const mode = byChannel ?? queue.mode ?? "steer";
+  return QUEUE_MODES.has(mode) ? mode : undefined;
+}
+
 /** `turn-start` for a prompt build, or undefined when the run has no session. */
 export function turnStart(ctx, nowMs) {
   const sessionId = nonEmpty(ctx?.sessionKey);

@@ -136,6 +136,15 @@ test("a_delivery_becomes_an_outbound_message_without_the_provider_prefix", () =>
   });
 });
 
+test("the_queue_mode_is_the_channels_then_the_global_then_steer", () => {
+  const config = { messages: { queue: { mode: "collect", byChannel: { telegram: "followup", odd: "bogus" } } } };
+  assert.equal(map.queueMode(config, "telegram"), "followup");
+  assert.equal(map.queueMode(config, "slack"), "collect");
+  assert.equal(map.queueMode(config, undefined), "collect");
+  assert.equal(map.queueMode({}, "telegram"), "steer", "OpenClaw's default");
+  assert.equal(map.queueMode(config, "odd"), undefined, "an unknown mode is not guessed");
+});
+
 const verdict = (over) => ({ decision: "allow", rule: "r", reason: "why", risk: "medium", signals: [], ...over });
 
 test("deny_blocks_with_rule_and_reason_and_allow_returns_nothing", () => {
