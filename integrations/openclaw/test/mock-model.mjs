@@ -1,8 +1,10 @@
 // A loopback mock of an OpenAI-compatible chat-completions model, for driving
-// real OpenClaw turns. It answers the first request of a turn with a tool call
-// chosen by the test, and the request that carries the tool's result (a
-// `role: "tool"` message after the assistant's call) with a final text that quotes that result, so a test
-// can read what the model was told. Every request is recorded.
+// real OpenClaw turns. The test scripts each turn as a list of tool calls
+// (`script([...])`); the mock answers with the next one each time OpenClaw
+// brings back the result of the previous one, and then with a final text that
+// quotes every tool result of the turn, so a test can read what the model was
+// told. OpenClaw streams (`stream: true`); plain JSON is answered too. Every
+// request is recorded.
 
 import http from "node:http";
 
@@ -24,14 +26,16 @@ function chunk(id, model, delta, finish) {
   };
 }
 
-/**
- * Starts the mock on 127.0.0.1, port 0.
- * `plan(body)` decides the answer to a request without a tool result:
- * `{ toolCall: { name, arguments } }` or `{ text }`.
- */
-export async function startMockModel({ plan }) {
+/** Tool-call IDs as OpenClaw may echo them back (it drops punctuation). */
+const idKey = (id) => String(id ?? "").replace(/[^A-Za-z0-9]/g, "");
+
+/** Starts the mock on 127.0.0.1, port 0. */
+export async function startMockModel() {
   const requests = [];
   let calls = 0;
+  let steps = [];
+  let issued = new Set();
+  let finalText = undefined;
   const server = http.createServer((req, res) => {
     const parts = [];
     req.on("data", (c) => parts.push(c));
@@ -57,16 +61,12 @@ export async function startMockModel({ plan }) {
         return;
       }
       const messages = Array.isArray(body.messages) ? body.messages : [];
-      // OpenClaw appends its own context message after the tool result, so
-      // "the tool answered" means: a tool message after the last assistant message.
-      const lastAssistant = messages.findLastIndex((m) => m?.role === "assistant");
-      const toolResult = lastAssistant >= 0 ? messages.slice(lastAssistant + 1).findLast((m) => m?.role === "tool") : undefined;
+      // Results of this turn's calls: OpenClaw appends its own context message
+      // after them, so they are found by ID, not by position.
+      const results = messages.filter((m) => m?.role === "tool" && issued.has(idKey(m.tool_call_id))).map(messageText);
       let answer;
-      if (toolResult) {
-        answer = { text: `The tool answered: ${messageText(toolResult)}` };
-      } else {
-        answer = plan(body) ?? { text: "Nothing to do." };
-      }
+      if (results.length < steps.length) answer = { toolCall: steps[results.length] };
+      else answer = { text: finalText ?? (results.length ? `The tools answered: ${results.join(" | ")}` : "Nothing to do.") };
       calls += 1;
       const id = `chatcmpl-mock-${calls}`;
       const model = body.model ?? "mock";
@@ -74,6 +74,7 @@ export async function startMockModel({ plan }) {
       let events;
       let message;
       if (answer.toolCall) {
+        issued.add(idKey(`call_mock_${calls}`));
         const call = {
           index: 0,
           id: `call_mock_${calls}`,
@@ -112,6 +113,12 @@ export async function startMockModel({ plan }) {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    /** Scripts the next turn: these tool calls in order, then `text` (or a text quoting the tool results). */
+    script(toolCalls, text) {
+      steps = toolCalls;
+      issued = new Set();
+      finalText = text;
+    },
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }
