@@ -95,7 +95,7 @@ function register(api) {
   };
 
   const now = () => Date.now();
-  // Runs whose reply pin could not be recorded: their tool calls fail closed.
+  // Session -> run whose reply pin could not be recorded: its tool calls fail closed.
   const pinFailures = new Recent();
   // Working directory per session, from the prompt hook (tool hooks lack it).
   const workspaces = new Recent();
@@ -136,7 +136,9 @@ function register(api) {
       let verdict = await g.checkToolCall(call);
       // A run whose reply pin could not be recorded gets no tool call the
       // guard would allow: pinning fails closed.
-      if (verdict.decision !== "deny" && call.sessionId && pinFailures.has(call.sessionId)) {
+      const failedRun = call.sessionId ? pinFailures.get(call.sessionId) : undefined;
+      const pinFailed = failedRun !== undefined && (failedRun === "" || !call.runId || failedRun === call.runId);
+      if (verdict.decision !== "deny" && pinFailed) {
         verdict = {
           ...verdict,
           decision: "deny",

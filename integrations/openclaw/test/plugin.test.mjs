@@ -1,0 +1,68 @@
+// The plugin entry with the real component, driven through the hook handlers
+// it registers (a recorded OpenClaw context per hook), without OpenClaw.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const GUEST = process.env.WARDEN_TEST_GUEST_DIR;
+if (!GUEST) throw new Error("set WARDEN_TEST_GUEST_DIR (scripts/test.sh does)");
+process.env.WARDEN_GUEST_DIR = GUEST;
+const { default: plugin } = await import("../src/index.js");
+
+/** Registers the plugin on a fake API; returns its handlers and log lines. */
+function load(pluginConfig, stateDir) {
+  const handlers = {};
+  const lines = [];
+  const at = (level) => (m) => lines.push(`${level} ${m}`);
+  plugin.register({
+    id: "warden",
+    registrationMode: "full",
+    pluginConfig,
+    config: { plugins: { entries: { warden: { hooks: { timeouts: { before_prompt_build: 9000 } } } } } },
+    runtime: { state: { resolveStateDir: () => stateDir } },
+    logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") },
+    on: (name, handler, opts) => (handlers[name] = { handler, opts }),
+  });
+  return { handlers, lines, fire: (name, event, ctx) => handlers[name].handler(event, ctx) };
+}
+
+const promptCtx = (runId) => ({ runId, agentId: "main", sessionKey: "agent:main:main", trigger: "user", channel: "telegram", chatId: "12345", accountId: "default" });
+const toolCtx = (runId) => ({ runId, agentId: "main", sessionKey: "agent:main:main", channelId: "telegram:12345", requester: { channel: "telegram", accountId: "default" } });
+
+test("every_hook_is_registered_and_warden_handlers_run_first", () => {
+  const { handlers } = load({}, fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-")));
+  assert.deepEqual(Object.keys(handlers).sort(), ["agent_end", "before_prompt_build", "before_tool_call", "message_sending", "message_sent"]);
+  for (const name of ["before_prompt_build", "before_tool_call", "message_sending"]) assert.equal(handlers[name].opts.priority, 1000);
+});
+
+test("a_turn_pins_its_chat_until_agent_end_settles_it", async () => {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-"));
+  const p = load({ pin: { tools: [{ name: "message", kind: "chat", chatParam: "target" }] } }, stateDir);
+  assert.equal(await p.fire("before_prompt_build", { prompt: "hi", messages: [] }, promptCtx("r1")), undefined, "nothing to add");
+  const other = await p.fire("before_tool_call", { toolName: "message", params: { target: "999" }, toolCallId: "c1" }, toolCtx("r1"));
+  assert.equal(other.block, true);
+  assert.match(other.blockReason, /rule pin\.other-chat/);
+  assert.equal(await p.fire("before_tool_call", { toolName: "message", params: { target: "12345" } }, toolCtx("r1")), undefined);
+  assert.equal(await p.fire("message_sending", { to: "telegram:12345", content: "hi" }, { channelId: "telegram", sessionKey: "agent:main:main" }), undefined);
+  await p.fire("message_sent", { to: "telegram:12345", content: "hi", success: true }, { channelId: "telegram" });
+  await p.fire("agent_end", { runId: "r1", messages: [], success: true }, promptCtx("r1"));
+  assert.equal(await p.fire("before_tool_call", { toolName: "message", params: { target: "999" } }, toolCtx("r1")), undefined, "settled: no pin");
+  assert.ok(fs.existsSync(path.join(stateDir, "warden", "warden.db")), "the database lives under the state dir");
+});
+
+test("a_run_whose_pin_cannot_be_recorded_gets_no_tool_call", async () => {
+  // The state dir is a file, so the database cannot be created: start-turn fails.
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-")), "not-a-dir");
+  fs.writeFileSync(file, "");
+  const p = load({}, file);
+  await p.fire("before_prompt_build", { prompt: "hi", messages: [] }, promptCtx("r2"));
+  assert.ok(p.lines.some((l) => l.startsWith("error") && l.includes("could not be recorded")), p.lines.join("\n"));
+  const refused = await p.fire("before_tool_call", { toolName: "read", params: { path: "x" } }, toolCtx("r2"));
+  assert.equal(refused.block, true);
+  assert.match(refused.blockReason, /rule host\.pin-unavailable/);
+  const laterRun = await p.fire("before_tool_call", { toolName: "read", params: { path: "x" } }, toolCtx("r3"));
+  assert.equal(laterRun, undefined, "another run of the session is not affected");
+});
