@@ -233,7 +233,7 @@ export class Guard {
     if (!this.#refusal) {
       const text = list.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; ");
       this.#log("error", `the configuration was refused with ${list.length} error(s): ${text}. Tool calls and outbound messages are refused until it is fixed.`);
-      this.#refusal = `its configuration was refused with ${list.length} error(s) (see the plugin log)`;
+      this.#refusal = `its configuration was refused with ${list.length} error(s); see the plugin log`;
     }
     return this.#refusal;
   }
