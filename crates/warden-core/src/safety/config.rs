@@ -398,7 +398,7 @@ fn read_scenario(r: &mut Reader, node: Node<'_>) -> Option<Scenario> {
     let excluded_channels = r.list(&obj, "excludedChannels", MAX_EXCLUDED_CHANNELS, read_channel).unwrap_or_default();
     let agent_ids =
         r.list(&obj, "agentIds", MAX_AGENT_IDS, |r, n| r.string_value(&n, ID_TEXT).map(|a| a.to_lowercase()));
-    if agent_ids.as_ref().is_some_and(Vec::is_empty) && obj.get("agentIds").is_some_and(|n| n.value.is_array()) {
+    if obj.get("agentIds").and_then(|n| n.value.as_array().map(Vec::is_empty)) == Some(true) {
         r.error(
             obj.path_of("agentIds"),
             "must list at least one agent ID; leave it out to apply the scenario to every agent",

@@ -1040,3 +1040,40 @@ fn the_request_goes_to_the_configured_destination_path_and_model() {
         (Some("llama3.2:1b"), Some(10), Some(1))
     );
 }
+
+#[cfg(feature = "schema")]
+#[test]
+fn the_schema_mirrors_the_limits_the_reader_enforces() {
+    let schema = serde_json::to_value(schemars::schema_for!(crate::Config)).unwrap_or(Value::Null);
+    let defs = &schema["$defs"];
+    let safety = &defs["SafetyConfig"]["properties"];
+    assert_eq!(safety["historyMessages"]["maximum"], config::MAX_HISTORY_MESSAGES);
+    assert_eq!(safety["historyMessages"]["default"], config::DEFAULT_HISTORY_MESSAGES);
+    assert_eq!(
+        (&safety["timeoutMs"]["minimum"], &safety["timeoutMs"]["maximum"]),
+        (&json!(config::MIN_TIMEOUT_MS), &json!(config::MAX_TIMEOUT_MS))
+    );
+    assert_eq!(safety["scenarios"]["maxItems"], config::MAX_SCENARIOS);
+    assert_eq!(safety["excludedChannels"]["maxItems"], config::MAX_EXCLUDED_CHANNELS);
+    assert_eq!(defs["SafetyConfig"]["additionalProperties"], false);
+    let scenario = &defs["Scenario"];
+    assert_eq!(scenario["required"], json!(["id", "instructions", "flaggedPrompt"]));
+    assert_eq!(scenario["properties"]["id"]["pattern"], "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$");
+    assert_eq!(scenario["properties"]["instructions"]["maxLength"], config::MAX_INSTRUCTIONS_CHARS);
+    assert_eq!(scenario["properties"]["flaggedPrompt"]["maxLength"], config::MAX_FLAGGED_PROMPT_CHARS);
+    assert_eq!(scenario["properties"]["minProbability"]["default"], config::DEFAULT_MIN_PROBABILITY);
+    assert_eq!(scenario["properties"]["minProbability"]["maximum"], config::MAX_PROBABILITY);
+    assert_eq!(scenario["properties"]["approvedRequestors"]["maxItems"], config::MAX_APPROVED_REQUESTORS);
+    assert_eq!(scenario["properties"]["agentIds"]["minItems"], 1);
+    assert_eq!(scenario["properties"]["agentIds"]["maxItems"], config::MAX_AGENT_IDS);
+    assert_eq!(scenario["properties"]["agentIds"]["items"]["maxLength"], config::MAX_IDENTITY_CHARS);
+    assert_eq!(defs["Requestor"]["required"], json!(["provider", "accountId", "senderId"]));
+    assert_eq!(defs["Requestor"]["properties"]["senderId"]["maxLength"], config::MAX_IDENTITY_CHARS);
+    let classifier = &defs["ClassifierConfig"];
+    assert_eq!(classifier["required"], json!(["destination", "model"]));
+    assert_eq!(classifier["properties"]["path"]["default"], config::DEFAULT_PATH);
+    assert_eq!(classifier["properties"]["topLogprobs"]["minimum"], config::MIN_TOP_LOGPROBS);
+    assert_eq!(classifier["properties"]["topLogprobs"]["default"], config::DEFAULT_TOP_LOGPROBS);
+    assert!(classifier["properties"].get("url").is_none(), "resolved values are not settings");
+    assert!(defs["SafetyConfig"]["properties"].get("fingerprint").is_none());
+}
