@@ -148,6 +148,10 @@ pub fn check(config: &SafetyConfig, ports: &Ports<'_>, turn: &Turn, debug: bool)
         ports.log.write(Level::Debug, &format!("safety: outcome={}", outcome.as_str()));
         return TurnOutcome::unchanged(outcome, "the turn was not triggered by a person, so it was not checked");
     }
+    if debug {
+        let text: String = turn.message.chars().take(MAX_DEBUG_TEXT_CHARS).collect();
+        ports.log.write(Level::Debug, &format!("safety: debug: message {text:?}"));
+    }
     let missing_identity = identity::is_missing(&turn.identity);
     let run = turn
         .run_id
@@ -165,7 +169,7 @@ pub fn check(config: &SafetyConfig, ports: &Ports<'_>, turn: &Turn, debug: bool)
         );
         return outcome;
     }
-    let checked = evaluate(config, ports, turn, debug);
+    let checked = evaluate(config, ports, turn);
     if let Some((run_id, binding)) = &run {
         let record = runs::RunRecord {
             binding: binding.clone(),
@@ -226,7 +230,7 @@ fn reused(config: &SafetyConfig, record: runs::RunRecord, warnings: &[String]) -
     outcome
 }
 
-fn evaluate<'c>(config: &'c SafetyConfig, ports: &Ports<'_>, turn: &Turn, debug: bool) -> Checked<'c> {
+fn evaluate<'c>(config: &'c SafetyConfig, ports: &Ports<'_>, turn: &Turn) -> Checked<'c> {
     let Some(eligible) = identity::eligible(config, &turn.identity) else {
         return Checked::plain(SafetyOutcome::Excluded, "the channel is excluded from every safety scenario");
     };
@@ -280,10 +284,6 @@ fn evaluate<'c>(config: &'c SafetyConfig, ports: &Ports<'_>, turn: &Turn, debug:
         .iter()
         .map(|s| (*s, answers.next().map_or(Err(Failure::NoAnswer), classifier::read_answer)))
         .collect();
-    if debug {
-        let text: String = turn.message.chars().take(MAX_DEBUG_TEXT_CHARS).collect();
-        ports.log.write(Level::Debug, &format!("safety: debug: message {text:?}"));
-    }
     let mut c = judge(results, config);
     if selection.left_out > 0 {
         c.signals.push(Signal::new(
@@ -325,9 +325,13 @@ fn judge<'c>(results: Vec<(&'c Scenario, Result<f64, Failure>)>, config: &Safety
     let key = if failures.contains(&Failure::Http(HttpError::MissingCredential)) {
         KeySeen::Missing
     } else if answered > 0
-        || failures
-            .iter()
-            .any(|f| !matches!(f, Failure::Http(HttpError::Denied | HttpError::Cancelled) | Failure::NoAnswer))
+        // A refused destination, an oversized request and a cancellation end before the credential is looked up.
+        || failures.iter().any(|f| {
+            !matches!(
+                f,
+                Failure::Http(HttpError::Denied | HttpError::TooLarge | HttpError::Cancelled) | Failure::NoAnswer
+            )
+        })
     {
         KeySeen::Present
     } else {

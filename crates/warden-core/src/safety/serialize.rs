@@ -27,7 +27,7 @@
 //! | an ASCII word: lowercase, or capitalized                  | one per 4, rounded up   |
 //! | other ASCII letters and digits (`camelCase`, `A1B2`, `ALLCAPS`) | one per 2, rounded up |
 //! | non-ASCII letters outside CJK scripts                     | one per 2, rounded up   |
-//! | whitespace                                                | none for a single space, else one |
+//! | whitespace                                                | none for a single space, else one per 4, rounded up |
 //! | anything else: punctuation, symbols, CJK, emoji           | one per character       |
 //!
 //! Prose in English comes out at about 1.3 times what GPT-style tokenizers
@@ -96,7 +96,9 @@ pub fn estimate_tokens(text: &str) -> usize {
         total = total.saturating_add(match kind {
             Class::AsciiAlnum => ascii_run_tokens(run),
             Class::Letters => run.chars().count().div_ceil(2),
-            Class::Space => usize::from(run != " "),
+            // Long runs still cost: padding must not make a message look small.
+            Class::Space if run == " " => 0,
+            Class::Space => run.chars().count().div_ceil(4),
             Class::Other => run.chars().count(),
         });
         rest = tail;
@@ -242,6 +244,7 @@ mod tests {
 
     #[test]
     fn estimates_follow_the_documented_table() {
+        let forty_spaces = " ".repeat(40);
         let cases: &[(&str, usize)] = &[
             ("", 0),
             ("hello", 2),
@@ -255,6 +258,9 @@ mod tests {
             ("a b", 2),
             ("a  b", 3),
             ("a\nb", 3),
+            // Padding counts: a long run of spaces is not free.
+            (&forty_spaces, 10),
+            ("a\n\n\n\n\nb", 4),
             ("!?", 2),
             ("über", 2),
             ("привет", 3),

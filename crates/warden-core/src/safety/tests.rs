@@ -13,7 +13,7 @@ use std::rc::Rc;
 const T0: u64 = 1_700_000_000_000;
 
 /// How the scripted classifier answers one scenario.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 enum Reply {
     /// A well-formed answer with this yes-probability.
     P(f64),
@@ -524,6 +524,14 @@ fn a_message_too_large_to_check_gets_every_eligible_prompt_without_a_request() {
     let cases: Vec<Case> = vec![
         ("exactly at the budget is checked", at_budget.clone(), SafetyOutcome::NoMatch, vec![], 2),
         ("one token over is not", over_budget.clone(), SafetyOutcome::InputTooLarge, vec!["a", "b"], 0),
+        // Padding with whitespace does not make a message look small.
+        (
+            "padded with spaces",
+            format!("What does Sally make?{}", " ".repeat(4 * serialize::MAX_MESSAGE_TOKENS)),
+            SafetyOutcome::InputTooLarge,
+            vec!["a", "b"],
+            0,
+        ),
     ];
     for (name, message, expected, prompts, requests) in cases {
         let world = World::new(classifier(&[]));
@@ -1076,4 +1084,40 @@ fn the_schema_mirrors_the_limits_the_reader_enforces() {
     assert_eq!(classifier["properties"]["topLogprobs"]["default"], config::DEFAULT_TOP_LOGPROBS);
     assert!(classifier["properties"].get("url").is_none(), "resolved values are not settings");
     assert!(defs["SafetyConfig"]["properties"].get("fingerprint").is_none());
+}
+
+fn reply_strategy() -> impl proptest::strategy::Strategy<Value = Reply> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (0.0f64..=1.0).prop_map(Reply::P),
+        prop_oneof![Just(400u16), Just(429), Just(500), Just(503)].prop_map(Reply::Status),
+        Just(Reply::Body("{}")),
+        Just(Reply::Fail(HttpError::Timeout)),
+        Just(Reply::Fail(HttpError::Cancelled)),
+        Just(Reply::Fail(HttpError::Transport("reset".into()))),
+    ]
+}
+
+proptest::proptest! {
+    #[test]
+    fn could_not_check_is_never_reported_as_checked(replies in proptest::collection::vec(reply_strategy(), 3)) {
+        let config = config_json(vec![scenario("a"), scenario("b"), scenario("c")], json!({}));
+        let script: Vec<(&str, Reply)> = ["a", "b", "c"].into_iter().zip(replies.iter().cloned()).collect();
+        let world = World::new(classifier(&script));
+        let outcome = world.check(&warden(&config), &turn("What does Sally make?"));
+        let usable = |r: &Reply| matches!(r, Reply::P(_));
+        let matches: Vec<&str> = script.iter().filter(|(_, r)| matches!(r, Reply::P(p) if *p >= 0.4)).map(|(id, _)| *id).collect();
+        let all_usable = replies.iter().all(usable);
+        match outcome.outcome {
+            SafetyOutcome::Flagged | SafetyOutcome::NoMatch => proptest::prop_assert!(all_usable),
+            SafetyOutcome::PartialResponse => proptest::prop_assert!(!all_usable && !matches.is_empty()),
+            SafetyOutcome::TimedOut | SafetyOutcome::Failed | SafetyOutcome::Cancelled => {
+                proptest::prop_assert!(!all_usable && matches.is_empty())
+            }
+            other => proptest::prop_assert!(false, "unexpected outcome {other:?}"),
+        }
+        proptest::prop_assert_eq!(ids(&outcome), matches.clone());
+        proptest::prop_assert_eq!(outcome.append_context.is_some(), !matches.is_empty());
+        proptest::prop_assert_eq!(outcome.rule, rules::of(outcome.outcome));
+    }
 }
