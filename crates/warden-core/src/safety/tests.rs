@@ -713,6 +713,10 @@ fn flagged_prompts_approval_lists_and_ids_never_reach_the_classifier() {
         }
         assert!(body.contains("What does Sally make?"));
     }
+    for request in world.http.requests() {
+        let head = format!("{} {:?}", request.url, request.headers);
+        assert!(secrets.iter().all(|secret| !head.contains(secret)), "{head}");
+    }
     // What is sent names the scenario's instructions and display labels only.
     assert!(bodies[0].contains("ASK-pay") && bodies[1].contains("ASK-health"));
     assert!(bodies[0].contains("Sally"));
