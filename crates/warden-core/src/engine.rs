@@ -115,7 +115,7 @@ impl Warden {
 
     /// Checks an inbound turn. Fails open.
     pub fn check_turn(&self, ports: &Ports<'_>, turn: &Turn) -> TurnOutcome {
-        safety::check(&self.config.safety, ports, turn)
+        safety::check(&self.config.safety, ports, turn, self.config.debug)
     }
 
     /// Checks a message before it is sent or read. Fails closed.
