@@ -34,6 +34,10 @@ pub const MIN_CONTEXT_ENTROPY_BITS: f64 = 3.0;
 /// a random-looking token. Words and identifiers have long runs; random
 /// base62 or base64 averages about 1.6.
 pub const MAX_AVERAGE_CLASS_RUN: f64 = 2.5;
+/// Largest share of a random-looking token that may sit in runs of three or
+/// more lower-case letters. Identifiers made of words are mostly such runs;
+/// random base62 has about 16%.
+pub const MAX_WORD_FRACTION: f64 = 0.4;
 /// How far before a token the context words are looked for, in bytes.
 pub const CONTEXT_BYTES: usize = 40;
 /// Fewest base64 characters of key material that make a private key block a secret.
@@ -366,12 +370,39 @@ fn decode_json_object(segment: &[u8]) -> Option<serde_json::Map<String, serde_js
 }
 
 fn is_token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-')
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
+}
+
+/// Prefixes of keys that are public by design.
+const PUBLIC_PREFIXES: &[&str] = &["pk_live_", "pk_test_"];
+
+/// Byte ranges of PEM blocks that hold public material (certificates, public keys).
+fn public_blocks(text: &str) -> Vec<(usize, usize)> {
+    const BEGIN: &str = "-----BEGIN ";
+    let mut out = Vec::new();
+    for (start, _) in text.match_indices(BEGIN) {
+        let Some(after) = text.get(start + BEGIN.len()..) else {
+            continue;
+        };
+        let Some(label_end) = after.get(..after.len().min(64)).and_then(|h| h.find("-----")) else {
+            continue;
+        };
+        let label = after.get(..label_end).unwrap_or_default();
+        if label.contains("PRIVATE") {
+            continue;
+        }
+        let end_marker = format!("-----END {label}-----");
+        if let Some(end) = after.find(&end_marker) {
+            out.push((start, start + BEGIN.len() + end + end_marker.len()));
+        }
+    }
+    out
 }
 
 /// Random-looking tokens without a known prefix.
 fn high_entropy(text: &str, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
+    let public = public_blocks(text);
     let mut at = 0;
     while at < bytes.len() {
         let len = run(bytes, at, is_token_byte);
@@ -380,10 +411,17 @@ fn high_entropy(text: &str, spans: &mut Vec<Span>) {
             continue;
         }
         let token_end = at + len;
-        if !spans.iter().any(|s| s.start < token_end && at < s.end) {
-            judge_token(text, at, token_end, spans);
+        // Base64 padding belongs to the token; an `=` followed by more is a separator (`key=value`).
+        let padded_end = token_end + run(bytes, token_end, |b| b == b'=');
+        let padded_end = if bytes.get(padded_end).is_some_and(|&b| is_token_byte(b)) { token_end } else { padded_end };
+        let taken = spans.iter().any(|s| s.start < token_end && at < s.end);
+        let inside_public = public.iter().any(|&(s, e)| s <= at && token_end <= e);
+        let public_key =
+            PUBLIC_PREFIXES.iter().any(|p| bytes.get(at..).is_some_and(|rest| rest.starts_with(p.as_bytes())));
+        if !taken && !inside_public && !public_key {
+            judge_token(text, at, padded_end, spans);
         }
-        at = token_end;
+        at = padded_end.max(token_end + 1);
     }
 }
 
@@ -512,6 +550,21 @@ fn is_sri_hash(token: &str) -> bool {
     ["sha1-", "sha256-", "sha384-", "sha512-"].iter().any(|p| lower.starts_with(p))
 }
 
+/// Share of a token's characters that sit in runs of three or more lower-case
+/// letters: the words of identifiers such as `SplitByUtf8Boundary`.
+fn word_fraction(token: &[u8]) -> f64 {
+    let mut in_words = 0usize;
+    let mut at = 0;
+    while at < token.len() {
+        let len = run(token, at, |b| b.is_ascii_lowercase());
+        if len >= 3 {
+            in_words += len;
+        }
+        at += len.max(1);
+    }
+    in_words as f64 / token.len().max(1) as f64
+}
+
 /// Average length of runs of one character class.
 fn average_class_run(token: &[u8]) -> f64 {
     let runs = class_switches(token) + 1;
@@ -532,7 +585,10 @@ fn is_random(text: &str, start: usize, end: usize) -> bool {
     let context = context_before(text, start);
     if upper && lower && digit {
         let named_hash = HASH_B64_LENGTHS.contains(&bytes.len()) && HASH_WORDS.iter().any(|w| context.contains(w));
-        return !named_hash && entropy(bytes) >= MIN_ENTROPY_BITS && average_class_run(bytes) <= MAX_AVERAGE_CLASS_RUN;
+        return !named_hash
+            && entropy(bytes) >= MIN_ENTROPY_BITS
+            && average_class_run(bytes) <= MAX_AVERAGE_CLASS_RUN
+            && word_fraction(bytes) <= MAX_WORD_FRACTION;
     }
     // Hex and single-case tokens are mostly hashes and IDs: only a secret word
     // right before one makes it a secret, and a hash named as such never is.
