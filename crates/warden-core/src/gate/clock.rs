@@ -110,6 +110,6 @@ mod tests {
         assert_eq!(local_minute(midnight - 1, 0), 1439);
         assert_eq!(local_minute(midnight + 59_999, 0), 0);
         assert_eq!(local_minute(0, -60), 1380, "before the epoch in local time");
-        assert_eq!(local_minute(u64::MAX, 840) < MINUTES_PER_DAY, true);
+        assert!(local_minute(u64::MAX, 840) < MINUTES_PER_DAY);
     }
 }
