@@ -736,6 +736,17 @@ mod tests {
             let errors = read(doc.clone(), &d).expect_err("invalid");
             assert!(errors.iter().any(|e| e.starts_with(expected)), "{doc}: {errors:?}");
         }
+        let path = format!("/{}", "p".repeat(MAX_PATH_CHARS - 1));
+        assert!(read(json!({"destination": "classifier", "model": MODEL, "path": path}), &d).is_ok());
+        assert!(read(json!({"destination": "classifier", "model": MODEL, "path": format!("{path}p")}), &d).is_err());
+        let model = format!("m-{}-20240101", "x".repeat(MAX_MODEL_CHARS - 11));
+        assert_eq!(model.len(), MAX_MODEL_CHARS);
+        assert!(read(json!({"destination": "classifier", "model": model}), &d).is_ok());
+        assert!(read(json!({"destination": "classifier", "model": format!("x{model}")}), &d).is_err());
+        let allowed: Vec<String> = (0..MAX_ALLOWED_MODELS).map(|i| format!("local-{i}")).collect();
+        assert!(read(json!({"destination": "classifier", "model": "local-0", "allowedModels": allowed}), &d).is_ok());
+        let too_many: Vec<String> = (0..=MAX_ALLOWED_MODELS).map(|i| format!("local-{i}")).collect();
+        assert!(read(json!({"destination": "classifier", "model": "local-0", "allowedModels": too_many}), &d).is_err());
         let timeouts = [MIN_TIMEOUT_MS, MAX_TIMEOUT_MS];
         for t in timeouts {
             let c = read(json!({"destination": "classifier", "model": MODEL, "timeoutMs": t}), &d).expect("at bound");

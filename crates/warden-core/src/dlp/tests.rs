@@ -317,3 +317,46 @@ fn rules_without_a_classifier_are_refused_at_configure() {
         "dlp.rules: only the classifier reads rules; add `dlp.classifier` or remove `dlp.rules`"
     );
 }
+
+#[test]
+fn context_thresholds_hold_at_their_bounds() {
+    use detectors::{CONTEXT_BYTES, MIN_CONTEXT_TOKEN_CHARS, scan};
+    let hex = "9f86d081884c7d659a2feaa0c55ad015";
+    assert_eq!(hex.len(), MIN_CONTEXT_TOKEN_CHARS);
+    assert_eq!(scan(&format!("token {hex}")).len(), 1);
+    assert!(scan(&format!("token {}", &hex[1..])).is_empty(), "one short of the minimum");
+    // The secret word must start within CONTEXT_BYTES before the token.
+    let near = format!("token{}{hex}", " ".repeat(CONTEXT_BYTES - 5));
+    let far = format!("token{}{hex}", " ".repeat(CONTEXT_BYTES - 4));
+    assert_eq!(scan(&near).len(), 1);
+    assert!(scan(&far).is_empty());
+    // Eight hex symbols used evenly: exactly 3.0 bits; seven: below.
+    let even = "0123abcd".repeat(4);
+    assert!((detectors::entropy(even.as_bytes()) - detectors::MIN_CONTEXT_ENTROPY_BITS).abs() < 1e-9);
+    assert_eq!(scan(&format!("secret {even}")).len(), 1);
+    let seven = "0123abc".repeat(5);
+    assert!(detectors::entropy(seven.as_bytes()) < detectors::MIN_CONTEXT_ENTROPY_BITS);
+    assert!(scan(&format!("secret {seven}")).is_empty());
+}
+
+#[test]
+fn shape_thresholds_hold_at_their_bounds() {
+    use detectors::scan;
+    // Runs of 3, 2, 3, 2 characters: an average run of exactly 2.5.
+    let at_run = "ABCab012cdDEFef345ghGHJij678km";
+    assert_eq!(scan(at_run).len(), 1);
+    assert!(scan(&format!("{at_run}z")).is_empty(), "average run just over 2.5");
+    // 12 of 30 characters in lower-case words: exactly the 0.4 share.
+    let at_words = "abcD1defE2ghiF3jkmG4H5J6K7L8M9";
+    assert_eq!(scan(at_words).len(), 1);
+    assert!(scan("abcD1defE2ghiF3jkmnG4H5J6K7L8M").is_empty(), "13 of 30");
+}
+
+#[test]
+fn private_key_material_counts_only_inside_the_examined_block() {
+    let material = "Ab3+".repeat(detectors::MIN_PRIVATE_KEY_BODY_CHARS / 4);
+    let block = |filler: usize| format!("-----BEGIN PRIVATE KEY-----{}{material}", " ".repeat(filler));
+    let inside = detectors::MAX_PRIVATE_KEY_BLOCK_BYTES - material.len();
+    assert_eq!(detectors::scan(&block(inside)).first().map(|h| h.detector), Some(detectors::names::PRIVATE_KEY));
+    assert!(detectors::scan(&block(inside + 1)).iter().all(|h| h.detector != detectors::names::PRIVATE_KEY));
+}

@@ -574,3 +574,105 @@ fn stop_keywords_match_a_whole_reply_in_any_case() {
         assert_eq!(is_stop_keyword(&config, reply), stop, "{reply:?}");
     }
 }
+
+#[cfg(feature = "schema")]
+#[test]
+fn the_schema_accepts_the_ledger_secret_it_never_serializes() {
+    let schema = serde_json::to_value(schemars::schema_for!(crate::Config)).expect("schema");
+    let gate = &schema["$defs"]["GateConfig"]["properties"];
+    assert_eq!(gate["ledgerSecret"]["minLength"], MIN_SECRET_CHARS);
+    assert!(gate["ownerOffset"].is_object());
+    let classifier = &schema["$defs"]["ClassifierConfig"]["properties"];
+    assert!(classifier["model"].is_object() && classifier.get("url").is_none());
+}
+
+#[test]
+fn name_and_list_limits_hold_at_their_bounds() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    let now = at("08:00", 0);
+    let channel = "c".repeat(MAX_CHANNEL_CHARS);
+    assert_eq!(consent(&config, &ports, &channel, ALICE, None, None, now), Ok(()));
+    assert!(consent(&config, &ports, &format!("{channel}c"), ALICE, None, None, now).is_err());
+    let recipient = "9".repeat(MAX_RECIPIENT_CHARS);
+    assert_eq!(consent(&config, &ports, "sms", &recipient, None, Some(&"h".repeat(MAX_HOW_CHARS)), now), Ok(()));
+    let thread = "t".repeat(MAX_THREAD_CHARS);
+    assert_eq!(reply(&config, &ports, "sms", ALICE, Some(&thread), now), Ok(()));
+    assert!(reply(&config, &ports, "sms", ALICE, Some(&format!("{thread}t")), now).is_err());
+    let keywords: Vec<String> = (0..MAX_STOP_KEYWORDS).map(|i| format!("STOP{i}")).collect();
+    assert!(config_from(json!({"ownerOffset": "+00:00", "stopKeywords": keywords})).is_ok());
+    let too_many: Vec<String> = (0..=MAX_STOP_KEYWORDS).map(|i| format!("STOP{i}")).collect();
+    assert!(config_from(json!({"ownerOffset": "+00:00", "stopKeywords": too_many})).is_err());
+    let word = "S".repeat(MAX_STOP_KEYWORD_CHARS);
+    assert!(config_from(json!({"ownerOffset": "+00:00", "stopKeywords": [word.clone()]})).is_ok());
+    assert!(config_from(json!({"ownerOffset": "+00:00", "stopKeywords": [format!("{word}S")]})).is_err());
+}
+
+#[test]
+fn status_counts_stop_at_the_scan_limit() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    for i in 0..=MAX_STATUS_SCAN {
+        store::put_json(
+            &world.storage,
+            NAMESPACE,
+            &format!("{}{i:08}", ledger::OPT_OUT_PREFIX),
+            &OptOutRecord { at_ms: 0 },
+            Condition::Any,
+        )
+        .expect("seed");
+    }
+    assert_eq!(status(&config, &ports).map(|s| s.opt_outs), Ok(u64::from(MAX_STATUS_SCAN)));
+    world.storage.delete(NAMESPACE, &format!("{}{:08}", ledger::OPT_OUT_PREFIX, 0), Condition::Any).expect("delete");
+    assert_eq!(status(&config, &ports).map(|s| s.opt_outs), Ok(u64::from(MAX_STATUS_SCAN)));
+    world.storage.delete(NAMESPACE, &format!("{}{:08}", ledger::OPT_OUT_PREFIX, 1), Condition::Any).expect("delete");
+    assert_eq!(status(&config, &ports).map(|s| s.opt_outs), Ok(u64::from(MAX_STATUS_SCAN) - 1));
+}
+
+/// Storage whose ledger-line writes lose the race a set number of times.
+struct Contended<'a> {
+    inner: &'a MemoryStorage,
+    losses: Cell<usize>,
+}
+
+impl Storage for Contended<'_> {
+    fn get(&self, ns: &str, key: &str) -> Result<Option<Entry>, StorageError> {
+        self.inner.get(ns, key)
+    }
+
+    fn set(&self, ns: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError> {
+        if key.starts_with(ledger::LOG_PREFIX) && self.losses.get() > 0 {
+            self.losses.set(self.losses.get() - 1);
+            return Err(StorageError::Conflict);
+        }
+        self.inner.set(ns, key, value, when)
+    }
+
+    fn delete(&self, ns: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
+        self.inner.delete(ns, key, when)
+    }
+
+    fn list(&self, ns: &str, prefix: &str, limit: u32, reverse: bool) -> Result<Vec<(String, Entry)>, StorageError> {
+        self.inner.list(ns, prefix, limit, reverse)
+    }
+}
+
+#[test]
+fn a_ledger_line_retries_up_to_the_attempt_limit_then_holds_the_message_back() {
+    let config = base_config();
+    let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", None, at("12:00", 0));
+    for (losses, rule) in
+        [(ledger::MAX_APPEND_ATTEMPTS - 1, rules::ROUTINE), (ledger::MAX_APPEND_ATTEMPTS, rules::STORAGE_UNAVAILABLE)]
+    {
+        let inner = MemoryStorage::default();
+        let http = ScriptedHttp::unreachable();
+        let log_port = VecLog::default();
+        let direct = Ports { http: &http, storage: &inner, log: &log_port };
+        consent(&config, &direct, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+        let contended = Contended { inner: &inner, losses: Cell::new(losses) };
+        let ports = Ports { http: &http, storage: &contended, log: &log_port };
+        assert_eq!(check(&config, &ports, &m).map(|v| v.rule), Some(rule.to_string()), "{losses} lost races");
+    }
+}

@@ -407,3 +407,21 @@ fn no_stored_value_holds_a_recipient_or_a_body_in_clear() {
         }
     }
 }
+
+#[test]
+fn a_session_answer_names_a_session_of_bounded_length() {
+    let config = config(None, Some(classifier_section(None)));
+    let world = World::new(classifier("review"));
+    let ports = world.ports();
+    let key = check(&config, &ports, &message(ALICE, "numbers")).approval_key.expect("key");
+    let answer = |session: String| Approval {
+        key: key.clone(),
+        allow: true,
+        scope: Scope::Session,
+        session_id: Some(session),
+        call_id: None,
+        now_ms: NOON,
+    };
+    assert!(record_approval(&config, &ports, &answer("s".repeat(MAX_SESSION_CHARS + 1))).is_err());
+    assert_eq!(record_approval(&config, &ports, &answer("s".repeat(MAX_SESSION_CHARS))), Ok(()));
+}
