@@ -38,7 +38,7 @@ use crate::digest;
 use crate::dlp::{self, Classification, verdict::GuardDecision};
 use crate::gate;
 use crate::model::{Approval, Decision, OutboundMessage, PolicyError, Risk, Scope, Signal, Verdict};
-use crate::ports::{Ports, StorageError};
+use crate::ports::{Level, Ports, StorageError};
 use crate::prelude::*;
 use crate::store;
 use serde::{Deserialize, Serialize};
@@ -172,6 +172,28 @@ fn strictest(parts: Vec<Verdict>) -> Option<Verdict> {
 
 /// Checks a message before it is sent (or, for peer messages, read).
 pub fn check(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> Verdict {
+    let verdict = decide(config, ports, message);
+    let level =
+        if verdict.decision == Decision::Allow && verdict.observed.is_none() { Level::Debug } else { Level::Info };
+    // Outcomes and rules only: never the recipient or the text.
+    ports.log.write(
+        level,
+        &format!(
+            "{} message on {}: {} by {}{}",
+            match message.direction {
+                crate::model::Direction::Outbound => "outbound",
+                crate::model::Direction::Inbound => "inbound",
+            },
+            crate::config::reader::shorten(&message.channel),
+            verdict.decision.as_str(),
+            verdict.rule,
+            verdict.observed.map(|d| format!(" (observed: {})", d.as_str())).unwrap_or_default()
+        ),
+    );
+    verdict
+}
+
+fn decide(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> Verdict {
     let text = match dlp::precheck(message) {
         Ok(text) => text,
         Err(denied) => return denied,

@@ -397,6 +397,9 @@ fn no_stored_value_holds_a_recipient_or_a_body_in_clear() {
     };
     gate::record_outcome(&config.gate, &ports, &report).expect("sent");
     crate::counters::bump(&ports, "outbound.allow.outbound.approved");
+    for (_, line) in world.log.lines() {
+        assert!(!line.contains(recipient) && !line.contains("Quarterly"), "{line}");
+    }
     let dump = world.storage.dump();
     let namespaces: BTreeSet<&str> = dump.iter().map(|(ns, _, _)| ns.as_str()).collect();
     assert_eq!(namespaces, BTreeSet::from(["counters", "gate", NAMESPACE]));
