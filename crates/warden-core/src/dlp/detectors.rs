@@ -191,7 +191,9 @@ fn private_keys(text: &str, spans: &mut Vec<Span>) {
             continue;
         };
         let block = rest.get(..rest.len().min(MAX_PRIVATE_KEY_BLOCK_BYTES)).unwrap_or(rest);
-        let body = block.split("-----END").next().unwrap_or(block);
+        // The body ends at the next armour line, so blocks never overlap and
+        // the whole scan stays linear however many headers the text holds.
+        let body = block.split("-----").next().unwrap_or(block);
         // Armour headers such as `Proc-Type:` are not key material.
         let material: usize = body
             .lines()
@@ -391,9 +393,14 @@ fn public_blocks(text: &str) -> Vec<(usize, usize)> {
         if label.contains("PRIVATE") {
             continue;
         }
+        let body_at = label_end + 5;
+        let Some(rest) = after.get(body_at..) else {
+            continue;
+        };
+        let body_len = rest.find("-----").unwrap_or(rest.len());
         let end_marker = format!("-----END {label}-----");
-        if let Some(end) = after.find(&end_marker) {
-            out.push((start, start + BEGIN.len() + end + end_marker.len()));
+        if rest.get(body_len..).is_some_and(|r| r.starts_with(&end_marker)) {
+            out.push((start, start + BEGIN.len() + body_at + body_len + end_marker.len()));
         }
     }
     out

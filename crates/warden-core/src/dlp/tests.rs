@@ -360,3 +360,22 @@ fn private_key_material_counts_only_inside_the_examined_block() {
     assert_eq!(detectors::scan(&block(inside)).first().map(|h| h.detector), Some(detectors::names::PRIVATE_KEY));
     assert!(detectors::scan(&block(inside + 1)).iter().all(|h| h.detector != detectors::names::PRIVATE_KEY));
 }
+
+#[test]
+fn adversarial_texts_of_the_full_size_scan_quickly() {
+    let inputs = [
+        "-----BEGIN PRIVATE KEY-----".repeat(MAX_BODY_BYTES / 27),
+        "-----BEGIN CERTIFICATE-----".repeat(MAX_BODY_BYTES / 27),
+        "eyJ.".repeat(MAX_BODY_BYTES / 4),
+        "AKIA".repeat(MAX_BODY_BYTES / 4),
+        "sk-".repeat(MAX_BODY_BYTES / 3),
+        "a".repeat(MAX_BODY_BYTES),
+        "aB3/".repeat(MAX_BODY_BYTES / 4),
+        "token ".repeat(MAX_BODY_BYTES / 6),
+    ];
+    for text in inputs {
+        let started = std::time::Instant::now();
+        let _ = detectors::scan(&text);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{}", &text[..12]);
+    }
+}
