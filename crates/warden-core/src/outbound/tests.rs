@@ -329,6 +329,9 @@ fn nothing_configured_still_runs_the_pre_checks() {
     let v = check(&config, &world.ports(), &message(ALICE, "hello"));
     assert_eq!(decided(&v), (Decision::Allow, "dlp.pre-checks-passed"));
     assert!(world.storage.is_empty());
+    world.storage.fail_with(StorageError::Unavailable("gone".into()));
+    let v = check(&config, &world.ports(), &message(ALICE, "hello"));
+    assert_eq!(decided(&v), (Decision::Allow, "dlp.pre-checks-passed"), "no state is needed, so none is read");
 }
 
 #[test]
