@@ -45,7 +45,11 @@ impl Warden {
 
     /// What `configure` reports.
     pub fn report(&self) -> ConfigReport {
-        ConfigReport { policy_version: self.policy_version.clone(), checks: self.checks(), warnings: Vec::new() }
+        ConfigReport {
+            policy_version: self.policy_version.clone(),
+            checks: self.checks(),
+            warnings: self.config.gate.warnings(),
+        }
     }
 
     fn checks(&self) -> Vec<CheckStatus> {
@@ -175,7 +179,10 @@ impl Warden {
             policy_version: self.policy_version.clone(),
             checks: self.checks(),
             counters: counters::all(ports)?,
-            warnings: safety::warnings(&self.config.safety, ports),
+            warnings: safety::warnings(&self.config.safety, ports)
+                .into_iter()
+                .chain(self.config.gate.warnings())
+                .collect(),
         })
     }
 
