@@ -29,6 +29,7 @@ pub mod outbound;
 pub mod pin;
 pub mod ports;
 pub mod safety;
+pub mod shell;
 pub mod store;
 pub mod tools;
 
