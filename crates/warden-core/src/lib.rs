@@ -26,6 +26,7 @@ pub mod fakes;
 pub mod gate;
 pub mod model;
 pub mod outbound;
+pub mod paths;
 pub mod pin;
 pub mod ports;
 pub mod safety;

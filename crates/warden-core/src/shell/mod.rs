@@ -86,3 +86,12 @@ pub(crate) fn parse_at_depth(text: &str, depth: usize) -> Result<Script, ParseEr
     }
     parse::Parser::new(text, depth).parse_all()
 }
+
+/// Parses text with expansions but no commands (an arithmetic expression, a
+/// here-document body) into its parts, to find the commands it substitutes.
+pub(crate) fn parse_expansions(text: &str, depth: usize) -> Result<Vec<Part>, ParseError> {
+    if text.chars().count() > MAX_INPUT_CHARS {
+        return Err(ParseError { kind: ErrorKind::TooLong, offset: MAX_INPUT_CHARS, message: "too long".into() });
+    }
+    parse::Parser::new(text, depth).here_body()
+}

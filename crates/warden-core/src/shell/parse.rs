@@ -42,6 +42,11 @@ pub(super) struct Parser {
     bodies: Vec<Vec<Part>>,
 }
 
+const RESERVED: &[&str] = &[
+    "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "for", "case", "esac", "function", "{", "}",
+    "!",
+];
+
 const RESERVED_CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", "esac", "}", "in"];
 
 fn is_blank(c: char) -> bool {
@@ -148,7 +153,7 @@ impl Parser {
     }
 
     /// The parts of an unquoted here-document body.
-    fn here_body(mut self) -> Result<Vec<Part>, ParseError> {
+    pub(super) fn here_body(mut self) -> Result<Vec<Part>, ParseError> {
         let mut parts = self.parts(Mode::HereBody)?;
         self.read_pending_bodies();
         let mut bodies = core::mem::take(&mut self.bodies);
@@ -689,6 +694,19 @@ impl Parser {
                 continue;
             }
             let word = self.word()?;
+            // A line continuation can hide the `=` from the check above.
+            if simple.words.is_empty()
+                && let Some(assign) = as_assignment(&word)
+            {
+                simple.assigns.push(assign);
+                continue;
+            }
+            if simple.words.is_empty()
+                && let Some(reserved) = word.bare().filter(|w| RESERVED.contains(w))
+            {
+                // Only a line continuation inside it kept it from being read as reserved.
+                return self.error(format!("`{reserved}` is split by a line continuation"));
+            }
             let test = simple.words.is_empty() && word.bare() == Some("[[");
             simple.words.push(word);
             if test {
@@ -962,12 +980,17 @@ impl Parser {
     fn param_name(&mut self, braced: bool) -> String {
         let mut name = String::new();
         match self.peek() {
-            Some(c) if is_name_start(c) => {
-                while let Some(c) = self.peek().filter(|c| is_name_char(*c)) {
-                    name.push(c);
-                    self.pos += 1;
+            Some(c) if is_name_start(c) => loop {
+                match self.peek() {
+                    Some(c) if is_name_char(c) => {
+                        name.push(c);
+                        self.pos += 1;
+                    }
+                    // A line continuation does not end a name.
+                    Some('\\') if self.peek_at(1) == Some('\n') => self.pos += 2,
+                    _ => break,
                 }
-            }
+            },
             Some(c) if c.is_ascii_digit() => {
                 name.push(c);
                 self.pos += 1;
@@ -1069,6 +1092,30 @@ impl Parser {
             e
         })
     }
+}
+
+/// The assignment a word spells, when its first part is unquoted text that
+/// starts with `name=` or `name+=`.
+fn as_assignment(word: &Word) -> Option<Assign> {
+    let Some(Part::Lit { text, quoted: false }) = word.0.first() else {
+        return None;
+    };
+    let eq = text.find('=')?;
+    let head = text.get(..eq)?;
+    let (name, append) = match head.strip_suffix('+') {
+        Some(name) => (name, true),
+        None => (head, false),
+    };
+    if !is_name(name) {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let rest = text.get(eq + 1..).unwrap_or("");
+    if !rest.is_empty() {
+        parts.push(Part::Lit { text: rest.to_string(), quoted: false });
+    }
+    parts.extend(word.0.iter().skip(1).cloned());
+    Some(Assign { name: name.to_string(), append, value: AssignValue::Scalar(Word(parts)) })
 }
 
 fn fill_script(script: &mut Script, bodies: &mut [Vec<Part>]) {
