@@ -965,7 +965,11 @@ impl Parser {
                 let name = self.param_name(true);
                 let rest = self.parts(Mode::Brace);
                 self.leave();
-                parts.push(Part::Param(Param { name, braced: true, rest: rest? }));
+                let rest = rest?;
+                if name.is_empty() && rest.first().is_some_and(|p| !matches!(p, Part::Lit { .. })) {
+                    return self.error("bad substitution: `${` must start with a name");
+                }
+                parts.push(Part::Param(Param { name, braced: true, rest }));
             }
             Some(c) if is_name_start(c) || c.is_ascii_digit() || is_special_param(c) => {
                 let name = self.param_name(false);
