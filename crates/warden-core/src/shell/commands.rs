@@ -1093,8 +1093,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                 Some("-delete") => {
                     f.via = frame.via.clone();
                     f.via.push("find -delete".into());
+                    // What it deletes is what is under each root.
                     let mut args = vec![Arg::fixed("rm"), Arg::fixed("-r")];
-                    args.extend(roots.iter().cloned());
+                    args.extend(roots.iter().map(under));
                     self.dispatch(args, Vec::new(), Vec::new(), false, state, &f, segment);
                     i += 1;
                 }
@@ -1108,10 +1109,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     f.via = frame.via.clone();
                     f.via.push(format!("find {action}"));
                     for root in roots.iter().take(MAX_LOOP_VALUES) {
-                        let each = match root.known() {
-                            Some(r) => Arg::fixed(&format!("{}/*", r.trim_end_matches('/'))),
-                            None => Arg { text: None, prefix: root.prefix.clone(), ..Arg::default() },
-                        };
+                        let each = under(root);
                         let args: Vec<Arg> = command
                             .iter()
                             .map(|a| if a.known() == Some("{}") { each.clone() } else { a.clone() })
@@ -1125,6 +1123,14 @@ impl<'c, 'a> Walker<'c, 'a> {
                 _ => i += 1,
             }
         }
+    }
+}
+
+/// Everything under a `find` root, as a glob.
+fn under(root: &Arg) -> Arg {
+    match root.known() {
+        Some(r) => Arg::fixed(&format!("{}/*", r.trim_end_matches('/'))),
+        None => Arg { text: None, prefix: root.prefix.clone(), raw: root.raw.clone(), ..Arg::default() },
     }
 }
 

@@ -185,7 +185,7 @@ mod analysis {
         let a = run("find / -name x -exec rm -rf {} \\;");
         assert!(a.invocations.iter().any(|i| i.program == "rm" && i.writes == ["/*"]), "{a:?}");
         let a = run("find ~ -delete");
-        assert!(a.invocations.iter().any(|i| i.program == "rm" && i.writes == ["~"]), "{a:?}");
+        assert!(a.invocations.iter().any(|i| i.program == "rm" && i.writes == ["~/*"]), "{a:?}");
     }
 
     #[test]

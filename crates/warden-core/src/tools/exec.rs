@@ -137,7 +137,7 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
         match target.known() {
             Some(t) => {
                 let path = paths::normalize(t, inv.cwd.as_deref(), places.home);
-                if paths::is_critical_target(&path) {
+                if paths::is_critical_target(&path) && !places.strictly_inside_workspace(&path) {
                     out.push(finding(
                         rules::EXEC_RECURSIVE_DELETE,
                         format!("{} deletes `{path}` recursively.", quote(inv)),

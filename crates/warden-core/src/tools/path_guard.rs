@@ -47,6 +47,15 @@ impl Places<'_> {
         paths::is_within(path, workspace) || self.writable.iter().any(|g| paths::glob_matches(g, path))
     }
 
+    /// Whether a normalized path is strictly inside a workspace that is
+    /// neither `/` nor a home directory (deleting inside those is not
+    /// confined to anything).
+    pub fn strictly_inside_workspace(&self, path: &str) -> bool {
+        let Some(ws) = &self.workspace else { return false };
+        let broad = ws == "/" || paths::home_alias(ws).is_some_and(|a| a == "~");
+        !broad && path != ws && paths::is_within(path, ws)
+    }
+
     pub fn normalize(&self, path: &str) -> String {
         paths::normalize(path, self.cwd.as_deref(), self.home)
     }
