@@ -357,7 +357,7 @@ mod tests {
         assert!(glob_problem(".env").is_some());
         assert!(glob_problem("/a**/b").is_some());
         assert!(glob_problem("/a/../b").is_some());
-        let at = format!("/{}", vec!["**"; MAX_GLOBSTARS].join("/"));
+        let at = format!("/{}", ["**"; MAX_GLOBSTARS].join("/"));
         assert!(glob_problem(&at).is_none());
         let past = format!("{at}/**");
         assert!(glob_problem(&past).is_some());

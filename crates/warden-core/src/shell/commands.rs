@@ -414,7 +414,7 @@ impl<'c, 'a> Walker<'c, 'a> {
     fn arith(&mut self, raw: &str, state: &mut State, frame: &Frame) -> Vec<Range<usize>> {
         match super::parse_expansions(raw, 0) {
             Ok(parts) => {
-                let arg = self.parts(&parts, state, frame, true);
+                let arg = self.parts(&parts, state, frame);
                 arg.subs
             }
             Err(e) => {
@@ -429,13 +429,13 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     fn word(&mut self, word: &Word, state: &mut State, frame: &Frame) -> Arg {
-        let mut arg = self.parts(&word.0, state, frame, false);
+        let mut arg = self.parts(&word.0, state, frame);
         arg.raw = print::word(word);
         arg
     }
 
-    /// Expands parts. `quoted` parts are inside double quotes or a body.
-    fn parts(&mut self, parts: &[Part], state: &mut State, frame: &Frame, quoted: bool) -> Arg {
+    /// Expands parts.
+    fn parts(&mut self, parts: &[Part], state: &mut State, frame: &Frame) -> Arg {
         let mut arg = Arg { text: Some(String::new()), ..Arg::default() };
         let append = |arg: &mut Arg, value: Option<&str>| match (&mut arg.text, value) {
             (Some(text), Some(v)) => {
@@ -449,7 +449,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             match part {
                 Part::Lit { text, .. } => append(&mut arg, Some(text)),
                 Part::Double(inner) => {
-                    let sub = self.parts(inner, state, frame, true);
+                    let sub = self.parts(inner, state, frame);
                     append(&mut arg, sub.text.as_deref().or(Some(&sub.prefix)));
                     if sub.text.is_none() {
                         arg.text = None;
@@ -459,7 +459,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     arg.secret |= sub.secret;
                 }
                 Part::Param(param) => {
-                    let rest = self.parts(&param.rest, state, frame, quoted);
+                    let rest = self.parts(&param.rest, state, frame);
                     arg.subs.extend(rest.subs);
                     arg.procs.extend(rest.procs);
                     arg.secret |= rest.secret;
@@ -542,7 +542,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     out.push(Redir { fd: r.fd, op: r.op, target, path });
                 }
                 RedirectTarget::HereDoc(doc) => {
-                    let body = self.parts(&doc.body, state, frame, true);
+                    let body = self.parts(&doc.body, state, frame);
                     stdin_from.extend(body.subs.iter().cloned());
                     let mut target = body;
                     target.raw = doc.delimiter.clone();
@@ -783,10 +783,8 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 None => self.script_operand(&mut inv, script.as_ref(), &state_for),
             }
-        } else if argv.first().and_then(Arg::known).is_some_and(|t| t.contains('/')) {
-            if let Some(t) = argv.first().and_then(Arg::known) {
-                inv.runs_files.push(self.normalize(t, &state_for));
-            }
+        } else if let Some(t) = argv.first().and_then(Arg::known).filter(|t| t.contains('/')) {
+            inv.runs_files.push(self.normalize(t, &state_for));
         }
 
         // Paths read and written.
@@ -821,10 +819,11 @@ impl<'c, 'a> Walker<'c, 'a> {
         if DOWNLOADERS.contains(&program.as_str()) {
             let mut files: Vec<String> = downloaded_files(&program, &argv);
             for r in &inv.redirects {
-                if r.op.writes() && r.fd.is_none_or(|fd| fd == 1) {
-                    if let Some(p) = &r.path {
-                        files.push(p.clone());
-                    }
+                if r.op.writes()
+                    && r.fd.is_none_or(|fd| fd == 1)
+                    && let Some(p) = &r.path
+                {
+                    files.push(p.clone());
                 }
             }
             let index = self.out.invocations.len();
@@ -975,9 +974,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 argv.extend(words);
                 argv.extend(tail);
                 // The split words start where the option was; keep scanning there.
-            } else if t.starts_with('-') && t.len() > 1 {
-                i += 1;
-            } else if t.split_once('=').is_some_and(|(n, _)| super::is_name(n)) {
+            } else if (t.starts_with('-') && t.len() > 1) || t.split_once('=').is_some_and(|(n, _)| super::is_name(n)) {
                 i += 1;
             } else {
                 return Some(i);
