@@ -566,7 +566,21 @@ impl<'c, 'a> Walker<'c, 'a> {
             };
             assigns.push((a.name.clone(), a.append, value));
         }
-        let args: Vec<Arg> = simple.words.iter().map(|w| self.word(w, state, frame)).collect();
+        let mut args: Vec<Arg> = Vec::new();
+        for w in &simple.words {
+            let arg = self.word(w, state, frame);
+            let unquoted_expansion = w.0.iter().any(|p| matches!(p, Part::Param(_) | Part::Sub(_)));
+            match (&arg.text, unquoted_expansion) {
+                // An unquoted expansion is split into words: `x="rm -rf /"; $x`.
+                (Some(_), true) if state.vars.contains_key("IFS") => args.push(Arg { text: None, ..arg }),
+                (Some(text), true) if text.split_whitespace().count() != 1 => {
+                    for piece in text.split_whitespace() {
+                        args.push(Arg { text: Some(piece.to_string()), prefix: piece.to_string(), ..arg.clone() });
+                    }
+                }
+                _ => args.push(arg),
+            }
+        }
         let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
         let segment = self.segment.clone();
         if args.is_empty() {

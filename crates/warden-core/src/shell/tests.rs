@@ -92,6 +92,39 @@ fn input_is_refused_exactly_past_the_length_bound() {
     assert!(matches!(parse(&past), Err(ParseError { kind: ErrorKind::TooLong, .. })));
 }
 
+#[test]
+fn hostile_input_is_refused_or_parsed_within_bounds() {
+    let n = MAX_INPUT_CHARS / 4;
+    let hostile = [
+        "$(".repeat(n),
+        "(".repeat(n),
+        "${".repeat(n),
+        "\"$(".repeat(n),
+        "`".repeat(n),
+        "$((".repeat(n),
+        "((".repeat(n),
+        "{ ".repeat(n),
+        "if ".repeat(n),
+        format!("{}{}", "$( ".repeat(n / 2), ")".repeat(n / 2)),
+        "a | ".repeat(n),
+        "<<A\n".repeat(n),
+        "x=$(( ".repeat(n),
+        "eval ".repeat(n),
+        "bash -c ".repeat(n),
+    ];
+    for text in &hostile {
+        let started = std::time::Instant::now();
+        let result = parse(text);
+        if let Ok(tree) = &result {
+            let secret = |_: &str| false;
+            let context = commands::Context { cwd: Some("/ws"), home: None, secret: &secret };
+            let _ = commands::analyse(tree, &context);
+        }
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(5), "{:?}... took {took:?}", text.get(..12));
+    }
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
@@ -121,6 +154,16 @@ mod properties {
                 let printed = print::script(&tree);
                 let again = parse(&printed);
                 prop_assert_eq!(Ok(tree), again, "printed as {:?}", printed);
+            }
+        }
+
+        #[test]
+        fn analysing_any_parsed_script_never_panics(text in script_text()) {
+            if let Ok(tree) = parse(&text) {
+                let secret = |p: &str| p.contains(".ssh");
+                let context = commands::Context { cwd: Some("/ws"), home: Some("/home/me"), secret: &secret };
+                let analysis = commands::analyse(&tree, &context);
+                prop_assert!(analysis.invocations.len() <= commands::MAX_INVOCATIONS);
             }
         }
 

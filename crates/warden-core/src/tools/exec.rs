@@ -14,7 +14,9 @@
 //! `bash -c`/`eval`, process-substituted, or saved and then run); fork bombs;
 //! shutdown and reboot; firewall flushes; world-writable or setuid modes and
 //! owner changes on system paths; credential files read into a network
-//! command; programs whose name is unknown until run time; and commands the
+//! command; programs whose name is unknown until run time; code built at run
+//! time from anything but a download (`echo ... | base64 -d | sh`,
+//! `eval "$(tool init)"`), which is asked; and commands the
 //! parser refuses. Paths the command reads and writes also go through the
 //! path guard's protected-path and workspace checks.
 
@@ -210,6 +212,13 @@ fn download_execute(analysis: &Analysis, index: usize, inv: &Invocation, out: &m
         out.push(finding(
             rules::EXEC_DOWNLOAD_EXECUTE,
             format!("{} runs `{file}`, which the command downloaded.", quote(inv)),
+        ));
+    } else if !inv.code_from.is_empty()
+        || (inv.runs_stdin && analysis.invocations.iter().any(|other| analysis.upstream(other, inv)))
+    {
+        out.push(finding(
+            rules::EXEC_DYNAMIC_CODE,
+            format!("{} runs code that is only known when the command runs.", quote(inv)),
         ));
     }
 }

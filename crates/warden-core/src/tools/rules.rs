@@ -26,6 +26,9 @@ pub const EXEC_SYSTEM_PERMISSIONS: &str = "exec.system-permissions";
 pub const EXEC_CREDENTIAL_EXFILTRATION: &str = "exec.credential-exfiltration";
 /// A program whose name is only known when the command runs.
 pub const EXEC_DYNAMIC_PROGRAM: &str = "exec.dynamic-program";
+/// Code built at run time: piped into a shell, substituted into `eval` or
+/// `bash -c`, or process-substituted, from something other than a download.
+pub const EXEC_DYNAMIC_CODE: &str = "exec.dynamic-code";
 /// A command that is not valid shell.
 pub const EXEC_UNPARSABLE: &str = "exec.unparsable";
 /// A command past the parser's or the analysis's bounds.
@@ -90,6 +93,7 @@ pub const RULES: &[RuleInfo] = &[
     rule(EXEC_SYSTEM_PERMISSIONS, D::Deny, R::High, S::Once),
     rule(EXEC_CREDENTIAL_EXFILTRATION, D::Deny, R::Critical, S::Once),
     rule(EXEC_DYNAMIC_PROGRAM, D::Ask, R::Medium, S::Once),
+    rule(EXEC_DYNAMIC_CODE, D::Ask, R::High, S::Once),
     rule(EXEC_UNPARSABLE, D::Ask, R::High, S::Once),
     rule(EXEC_TOO_COMPLEX, D::Deny, R::High, S::Once),
     rule(PATH_PROTECTED, D::Deny, R::High, S::Once),
