@@ -46,9 +46,21 @@ pub const MAX_AGENT_CHARS: usize = 512;
 pub struct Window {
     /// The most that may be used within the window.
     pub limit: u64,
-    /// The window's length, in minutes.
+    /// The window's length, in minutes. Default 60.
+    #[serde(default = "default_window_minutes")]
     #[cfg_attr(feature = "schema", schemars(range(min = MIN_WINDOW_MINUTES, max = MAX_WINDOW_MINUTES)))]
     pub window_minutes: u64,
+}
+
+// Used by the schema derive, which reads serde's defaults.
+#[cfg_attr(not(feature = "schema"), allow(dead_code))]
+fn default_window_minutes() -> u64 {
+    DEFAULT_WINDOW_MINUTES
+}
+
+#[cfg_attr(not(feature = "schema"), allow(dead_code))]
+fn default_warn_percent() -> u64 {
+    DEFAULT_WARN_PERCENT
 }
 
 impl Window {
@@ -73,7 +85,8 @@ pub struct BudgetConfig {
     /// Tool calls per agent, counted by the judge.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calls: Option<Window>,
-    /// Share of a limit, in percent, from which a warning signal is added.
+    /// Share of a limit, in percent, from which a warning signal is added. Default 80.
+    #[serde(default = "default_warn_percent")]
     #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 100)))]
     pub warn_percent: u64,
 }

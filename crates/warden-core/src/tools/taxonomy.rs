@@ -69,14 +69,19 @@ pub struct ToolEntry {
     /// What the tool does.
     pub kind: Kind,
     /// Arguments holding a shell command (kind `shell`). Defaults: `command`, `cmd`.
+    #[serde(default)]
     pub command_fields: Vec<String>,
     /// Arguments holding a path or a list of paths. Defaults for file kinds: `file_path`, `path`, `paths`, `filePath`, `notebook_path`.
+    #[serde(default)]
     pub path_fields: Vec<String>,
     /// Arguments holding a patch whose file headers name paths.
+    #[serde(default)]
     pub patch_fields: Vec<String>,
     /// Arguments holding a URL or a list of URLs (kind `fetch`). Defaults: `url`, `urls`.
+    #[serde(default)]
     pub url_fields: Vec<String>,
     /// Arguments holding the working directory of a command. Defaults: `workdir`, `cwd`.
+    #[serde(default)]
     pub cwd_fields: Vec<String>,
 }
 
