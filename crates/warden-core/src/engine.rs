@@ -134,9 +134,10 @@ impl Warden {
         pin::start(&self.config.pin, ports.storage, start)
     }
 
-    /// Settles a turn, clearing its pin.
+    /// Settles a turn, clearing its pin and the once-only approvals of its session.
     pub fn settle_turn(&self, ports: &Ports<'_>, end: &TurnEnd) -> Result<(), PolicyError> {
-        pin::settle(ports.storage, end)
+        pin::settle(ports.storage, end)?;
+        tools::settle_session(&self.config.tools, ports, &end.session_id)
     }
 
     /// The session's pin if it is still valid.
