@@ -41,9 +41,10 @@ POLICY = f"{PACKAGE}/policy@{VERSION}"
 SUPPORTED_WASMTIME_MAJOR = 50
 # Default guest memory cap, in bytes (64 MiB).
 DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024
-# Default fuel per call. A check takes about 20-150 thousand units; a
-# billion is roughly a second of guest CPU and stops a runaway guest.
-DEFAULT_FUEL = 1_000_000_000
+# Default fuel per call: a check takes about 20-150 thousand units; ten
+# billion stops an endless loop after about 2 s (measured: 5e9 units/s on a
+# tight loop), the same budget as the Rust host's default CPU deadline.
+DEFAULT_FUEL = 10_000_000_000
 # Default number of idle instances kept for reuse.
 DEFAULT_POOL = 8
 

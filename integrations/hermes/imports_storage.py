@@ -150,7 +150,7 @@ class SqliteStorage:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             return conn
-        except sqlite3.Error as e:
+        except (sqlite3.Error, ValueError, OSError) as e:
             raise _Failed(Unavailable(str(e))) from e
 
     def _take(self) -> sqlite3.Connection:

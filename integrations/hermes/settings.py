@@ -11,7 +11,7 @@ under `$HERMES_HOME/warden/`. Relative paths in `config.yaml` are relative to
 | SQLite database | `WARDEN_DB` | `db` | `$HERMES_HOME/warden/warden.db` |
 | component (.wasm) | `WARDEN_COMPONENT` | `component` | `warden_component.wasm` beside this file |
 | compiled-artifact cache | `WARDEN_CACHE_DIR` | `cache_dir` | `$XDG_CACHE_HOME/warden` or `~/.cache/warden` |
-| fuel per call | `WARDEN_FUEL` | `fuel` | 1,000,000,000 |
+| fuel per call (guest instructions) | `WARDEN_FUEL` | `fuel` | 10,000,000,000 (about 2 s) |
 | guest memory cap, MiB | `WARDEN_MEMORY_MIB` | `memory_mib` | 64 |
 """
 
