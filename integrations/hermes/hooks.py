@@ -136,7 +136,7 @@ class Hooks:
             "sender_id": _none_if_empty(sender_id or _session_env("HERMES_SESSION_USER_ID")),
             "channel_id": _none_if_empty(chat_id),
             "thread_id": _none_if_empty(_session_env("HERMES_SESSION_THREAD_ID")),
-            "agent_id": None,
+            "agent_id": _none_if_empty(_session_env("HERMES_SESSION_PROFILE")),
         }
         if session_id:
             self._remember(session_id, identity)
@@ -243,13 +243,20 @@ class Hooks:
         message = f"Warden asks before this call ({verdict.get('rule')}, approval remembered for: {scope}): {verdict.get('reason')}"
         if not key:
             return {"action": "approve", "message": message}
+        # Hermes remembers "session" and "always" answers itself, under the
+        # rule key, and offers "always" whatever Warden offered. Binding the
+        # rule key to the call (scope once) or the session (scope session)
+        # keeps Hermes's memory from covering more than Warden would.
+        rule_key = RULE_KEY_PREFIX + key
+        if scope == "once":
+            rule_key += ":call:" + (tool_call_id or str(time.monotonic_ns()))
+        elif scope == "session":
+            rule_key += ":session:" + (session_id or "")
         with self._lock:
-            self._asks[key] = {"scope": scope, "session_id": session_id or None, "call_id": tool_call_id or None}
+            self._asks[rule_key] = {"key": key, "scope": scope, "session_id": session_id or None, "call_id": tool_call_id or None}
             while len(self._asks) > MAX_PENDING_ASKS:
                 self._asks.popitem(last=False)
-        # The rule key names this exact ask, so Hermes's own "session"/"always"
-        # memory for it never covers a different call.
-        return {"action": "approve", "message": message, "rule_key": RULE_KEY_PREFIX + key}
+        return {"action": "approve", "message": message, "rule_key": rule_key}
 
     # post_approval_response -> record-approval -------------------------------
     def post_approval_response(self, pattern_key: str = "", choice: str = "", tool_call_id: str = "", **_: Any) -> None:
@@ -262,9 +269,8 @@ class Hooks:
         prefix = "plugin_rule:" + RULE_KEY_PREFIX
         if not pattern_key.startswith(prefix):
             return
-        key = pattern_key[len(prefix):]
         with self._lock:
-            ask = self._asks.pop(key, None)
+            ask = self._asks.pop(pattern_key[len("plugin_rule:"):], None)
         if ask is None or choice not in ("once", "session", "always", "deny"):
             return  # a timeout is no answer
         offered = ask["scope"] if ask["scope"] in _SCOPES else "once"
@@ -276,7 +282,7 @@ class Hooks:
             scope = _SCOPES[min(_SCOPES.index(_CHOICE_SCOPE[choice]), _SCOPES.index(offered))]
         self.runtime.guard().record_approval(
             {
-                "key": key,
+                "key": ask["key"],
                 "allow": allow,
                 "scope": scope,
                 "session_id": ask["session_id"],
