@@ -42,6 +42,5 @@ if [ ! -f "$hermes_home/warden/warden.json" ]; then
   cp "$here/warden.example.json" "$hermes_home/warden/warden.json"
 fi
 echo "installed the Warden plugin in $dest"
-echo "enable it in $hermes_home/config.yaml:"
-echo "  plugins:"
-echo "    enabled: [warden]"
+echo "enable it: HERMES_HOME=$hermes_home hermes plugins enable warden"
+echo "  (or add warden to plugins.enabled in $hermes_home/config.yaml)"

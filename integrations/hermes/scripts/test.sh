@@ -48,7 +48,9 @@ hostile="$root/target/guest/wasm32-wasip2/release/hostile_guest.wasm"
 
 home="$(mktemp -d "$cache/home.XXXXXX")"
 trap 'rm -rf "$home"' EXIT
+echo "== installing the plugin as the README says: install.sh, then hermes plugins enable warden"
 PYTHON="$venv/bin/python" bash "$here/scripts/install.sh" --hermes-home "$home" --component "$wasm" --no-pip
+HERMES_HOME="$home" "$venv/bin/hermes" plugins enable warden </dev/null >/dev/null
 
 export WARDEN_CACHE_DIR="$cache/wasm-cache"
 # Hermes must not prompt or reach for a real home.

@@ -53,8 +53,6 @@ if not CHILD:
     for old in os.listdir(WORK):
         if old.endswith(".marker"):
             os.remove(os.path.join(WORK, old))
-    with open(os.path.join(HOME, "config.yaml"), "w") as f:
-        f.write("plugins:\n  enabled: [warden]\n")
     write_policy(POLICY)
 
 import mock_model  # noqa: E402
@@ -95,7 +93,11 @@ def agent(session_id: str, platform: str = "cli", user_id: str = "U-cli") -> AIA
 
 
 def plugin():
-    return sys.modules["hermes_plugins.warden"]
+    """The plugin as Hermes loaded it from $HERMES_HOME/plugins/warden."""
+    module = sys.modules.get("hermes_plugins.warden")
+    if module is None:
+        raise AssertionError("Hermes did not load the warden plugin (is it enabled in config.yaml?)")
+    return module
 
 
 def guard():
@@ -132,6 +134,17 @@ def tools_judge_active() -> bool:
 
 
 # scenarios ---------------------------------------------------------------------
+def plugin_is_installed_and_enabled():
+    from hermes_cli.plugins import get_plugin_manager, has_hook
+
+    loaded = {p["name"]: p for p in get_plugin_manager().list_plugins()}
+    print(f"       hermes plugins: {loaded.get('warden')}")
+    check(loaded.get("warden", {}).get("enabled") is True, "Hermes lists the warden plugin as enabled and loaded")
+    check(plugin().__file__.startswith(os.path.join(HOME, "plugins", "warden")), "loaded from $HERMES_HOME/plugins/warden")
+    names = ["pre_llm_call", "pre_tool_call", "post_approval_response", "post_api_request", "on_session_end"]
+    check(loaded["warden"]["hooks"] == len(names) and all(has_hook(n) for n in names), f"with its {len(names)} hooks registered")
+
+
 def benign_command_runs():
     before_lines = len(CAPTURE.lines)
     m = marker("benign.marker")
@@ -235,6 +248,7 @@ if __name__ == "__main__":
     if CHILD:
         CHECKS.run("Warden cannot start: tool calls fail closed, turns proceed", child_checks)
         sys.exit(CHECKS.done())
+    CHECKS.run("the plugin is installed in HERMES_HOME and enabled", plugin_is_installed_and_enabled)
     CHECKS.run("a benign terminal command runs (allowed by Warden)", benign_command_runs)
     CHECKS.run("a pinned gateway turn: the gated terminal tool is blocked with Warden's reason", pinned_turn_blocks_gated_tool)
     CHECKS.run("a dangerous terminal command: denied by an exec.* rule (once the tool-call judge is on main)", dangerous_command_is_denied_by_the_exec_gate)
