@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from .hooks import Hooks
 
-_HOOKS = ("pre_llm_call", "pre_tool_call", "post_approval_response", "post_api_request", "on_session_end")
+_HOOKS = (
+    "pre_llm_call",
+    "pre_tool_call",
+    "post_approval_response",
+    "post_api_request",
+    "on_session_end",
+    "subagent_start",
+    "subagent_stop",
+)
 
 # One set of hooks per process: Hermes may call register() again on a forced rediscovery.
 hooks = Hooks()

@@ -7,11 +7,18 @@
 | `post_approval_response` | `record-approval` | the person's answer to an `ask`, where Hermes reports it |
 | `post_api_request` | `record-usage` | tokens, for budgets |
 | `on_session_end` | `settle-turn` | Hermes fires it at the end of every turn (`run_conversation`) |
+| `subagent_start` / `subagent_stop` | (none) | a delegated subagent's tool calls are checked as its root session's |
 
 `pre_tool_call` carries no sender, so the identity seen in `pre_llm_call` is
 remembered per session. The chat a turn answers to is not a hook argument:
 Hermes's gateway binds it to the turn's context (`gateway.session_context`,
 `HERMES_SESSION_CHAT_ID` and friends), which is where it is read from.
+
+A subagent (`delegate_task`) runs under a session ID of its own, with no sender
+and no chat. Its tool calls are checked under the session that delegated
+(the root of the chain), with that session's identity, so a pinned reply
+cannot be escaped by delegating; its turns are checked as `peer` turns and
+never start or settle a pin.
 
 Hermes swallows exceptions raised by hooks and then lets the tool run, so
 every handler here catches everything itself and applies Warden's failure
@@ -85,6 +92,7 @@ class Hooks:
         self._lock = threading.Lock()
         self._sessions: "OrderedDict[str, Dict[str, Optional[str]]]" = OrderedDict()
         self._asks: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
+        self._parents: "OrderedDict[str, str]" = OrderedDict()
 
     # identity ----------------------------------------------------------------
     def _remember(self, session_id: str, identity: Dict[str, Optional[str]]) -> None:
@@ -93,6 +101,15 @@ class Hooks:
             self._sessions.move_to_end(session_id)
             while len(self._sessions) > MAX_SESSIONS:
                 self._sessions.popitem(last=False)
+
+    def root_of(self, session_id: str) -> str:
+        """The session that (transitively) delegated to `session_id`, or itself."""
+        with self._lock:
+            seen = 0
+            while session_id in self._parents and seen < 32:
+                session_id = self._parents[session_id]
+                seen += 1
+        return session_id
 
     def identity_of(self, session_id: Optional[str]) -> Dict[str, Optional[str]]:
         """The identity remembered for a session (WIT `identity`, snake_case)."""
@@ -129,8 +146,10 @@ class Hooks:
             return None
 
     def _pre_llm_call(self, session_id, turn_id, user_message, history, platform, sender_id):
-        chat_id = _session_env("HERMES_SESSION_CHAT_ID")
-        identity = {
+        root = self.root_of(session_id) if session_id else session_id
+        delegated = bool(session_id) and root != session_id
+        chat_id = "" if delegated else _session_env("HERMES_SESSION_CHAT_ID")
+        identity = self.identity_of(root) if delegated else {
             "provider": _none_if_empty(platform or _session_env("HERMES_SESSION_PLATFORM")),
             "account_id": None,
             "sender_id": _none_if_empty(sender_id or _session_env("HERMES_SESSION_USER_ID")),
@@ -145,7 +164,7 @@ class Hooks:
         except Unavailable as e:
             logger.error("warden: not running (%s); the turn proceeds unchecked", e)
             return None
-        if session_id and chat_id:
+        if session_id and chat_id and not delegated:
             try:
                 guard.start_turn(
                     {
@@ -175,7 +194,7 @@ class Hooks:
                 "session_id": _none_if_empty(session_id),
                 "now_ms": now_ms(),
                 "identity": identity,
-                "trigger": "automation" if cron or identity["provider"] == "cron" else "user",
+                "trigger": "peer" if delegated else "automation" if cron or identity["provider"] == "cron" else "user",
                 "message": message,
                 "context": {"thread_starter": None, "replied_to": None, "since_last_reply": []},
                 "history": earlier[-MAX_HISTORY:],
@@ -216,6 +235,7 @@ class Hooks:
                 "message": f"Warden refused this call: Warden is not running ({e}); tool calls fail closed.",
             }
         cwd = args.get("workdir") if isinstance(args.get("workdir"), str) else None
+        session_id = self.root_of(session_id) if session_id else session_id
         verdict = guard.check_tool_call(
             {
                 "tool_name": tool_name,
@@ -299,18 +319,35 @@ class Hooks:
             if tokens <= 0:
                 return
             self.runtime.guard().record_usage(
-                {"agent_id": None, "session_id": _none_if_empty(session_id), "tokens": tokens, "now_ms": now_ms()}
+                {"agent_id": None, "session_id": _none_if_empty(self.root_of(session_id) if session_id else session_id), "tokens": tokens, "now_ms": now_ms()}
             )
         except Exception as e:
             logger.warning("warden: could not record usage: %s", e)
 
     # on_session_end -> settle-turn -------------------------------------------
     def on_session_end(self, session_id: str = "", turn_id: str = "", **_: Any) -> None:
-        if not session_id:
-            return
+        if not session_id or self.root_of(session_id) != session_id:
+            return  # a subagent's turn never pinned anything
         try:
             self.runtime.guard().settle_turn(
                 {"session_id": session_id, "run_id": _none_if_empty(turn_id), "now_ms": now_ms()}
             )
         except Exception as e:
             logger.error("warden: could not settle the turn of session %s: %s", session_id, e)
+
+    # subagent_start / subagent_stop -> delegation chains ------------------------
+    def subagent_start(self, parent_session_id: Optional[str] = None, child_session_id: Optional[str] = None, **_: Any) -> None:
+        if not parent_session_id or not child_session_id or parent_session_id == child_session_id:
+            return
+        with self._lock:
+            self._parents[child_session_id] = parent_session_id
+            self._parents.move_to_end(child_session_id)
+            while len(self._parents) > MAX_SESSIONS:
+                self._parents.popitem(last=False)
+
+    def subagent_stop(self, child_session_id: Optional[str] = None, **_: Any) -> None:
+        if not child_session_id:
+            return
+        with self._lock:
+            self._parents.pop(child_session_id, None)
+            self._sessions.pop(child_session_id, None)

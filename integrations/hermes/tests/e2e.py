@@ -77,12 +77,12 @@ from run_agent import AIAgent  # noqa: E402
 from gateway.session_context import clear_session_vars, set_session_vars  # noqa: E402
 
 
-def agent(session_id: str, platform: str = "cli", user_id: str = "U-cli") -> AIAgent:
+def agent(session_id: str, platform: str = "cli", user_id: str = "U-cli", toolsets=("terminal",)) -> AIAgent:
     return AIAgent(
         base_url=BASE_URL,
         api_key="test-key",
         model="mock",
-        enabled_toolsets=["terminal"],
+        enabled_toolsets=list(toolsets),
         platform=platform,
         user_id=user_id,
         session_id=session_id,
@@ -112,10 +112,10 @@ def delta(before, after):
     return {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
 
 
-def turn(session_id: str, command: str, **kw):
+def turn(session_id: str, command: str, message: str = "", **kw):
     """Runs one turn asking for `command`; returns (reply, tool results the model received, user message it got)."""
     start = mock_model.request_count()
-    reply = agent(session_id, **kw).chat(f"Please do this for me.\nRUN: {command}")
+    reply = agent(session_id, **kw).chat(message or f"Please do this for me.\nRUN: {command}")
     sent = mock_model.requests_since(start)
     tool_results = [m.get("content") for r in sent for m in r["messages"] if m.get("role") == "tool"]
     users = [m.get("content") for m in sent[0]["messages"] if m.get("role") == "user"] if sent else []
@@ -141,7 +141,8 @@ def plugin_is_installed_and_enabled():
     print(f"       hermes plugins: {loaded.get('warden')}")
     check(loaded.get("warden", {}).get("enabled") is True, "Hermes lists the warden plugin as enabled and loaded")
     check(plugin().__file__.startswith(os.path.join(HOME, "plugins", "warden")), "loaded from $HERMES_HOME/plugins/warden")
-    names = ["pre_llm_call", "pre_tool_call", "post_approval_response", "post_api_request", "on_session_end"]
+    names = ["pre_llm_call", "pre_tool_call", "post_approval_response", "post_api_request", "on_session_end",
+             "subagent_start", "subagent_stop"]
     check(loaded["warden"]["hooks"] == len(names) and all(has_hook(n) for n in names), f"with its {len(names)} hooks registered")
 
 
@@ -183,6 +184,31 @@ def pinned_turn_blocks_gated_tool():
     check((ident["provider"], ident["sender_id"], ident["channel_id"]) == ("telegram", "U-alice", "chat-alice"),
           f"pre_tool_call used the sender remembered from pre_llm_call: {ident}")
     check(guard().current_pin("e2e-pinned", int(time.time() * 1000)) is None, "on_session_end settled the turn: the pin is cleared")
+
+
+def delegated_subagent_is_held_to_the_pin():
+    m = marker("delegated.marker")
+    before = counters()
+    set_session_vars(platform="telegram", chat_id="chat-alice", chat_name="Alice", user_id="U-alice")
+    try:
+        reply, results, user = turn("e2e-delegating", "", message="DELEGATE: RUN: touch delegated.marker",
+                                    platform="telegram", user_id="U-alice", toolsets=("terminal", "delegation"))
+    finally:
+        clear_session_vars([])
+    check(mock_model.SUBAGENT_RAN.is_set(), "the subagent made its terminal call while the delegating turn was open")
+    deadline = time.monotonic() + 20
+    while plugin().hooks._parents and time.monotonic() < deadline:
+        time.sleep(0.1)
+    check(not plugin().hooks._parents, "subagent_stop forgot the delegation when the subagent finished")
+    d = delta(before, counters())
+    child_results = [str(msg.get("content")) for r in mock_model.requests_since(0) for msg in r["messages"]
+                     if msg.get("role") == "tool" and str(msg.get("tool_call_id", "")).startswith("run_")
+                     and "delegated.marker" in json.dumps(r["messages"])]
+    print(f"       subagent received: {child_results}")
+    check(not os.path.exists(m), "the subagent's gated command did not run (no marker file)")
+    check(any("Warden refused this call (pin.new-chat)" in r for r in child_results),
+          "the subagent received Warden's refusal: its call was checked under the delegating, pinned session")
+    check(d.get("tools.deny.pin.new-chat") == 1, f"Warden decided deny by pin.new-chat once ({d})")
 
 
 def dangerous_command_is_denied_by_the_exec_gate():
@@ -251,6 +277,7 @@ if __name__ == "__main__":
     CHECKS.run("the plugin is installed in HERMES_HOME and enabled", plugin_is_installed_and_enabled)
     CHECKS.run("a benign terminal command runs (allowed by Warden)", benign_command_runs)
     CHECKS.run("a pinned gateway turn: the gated terminal tool is blocked with Warden's reason", pinned_turn_blocks_gated_tool)
+    CHECKS.run("a subagent cannot escape the pin: delegated calls are checked under the delegating session", delegated_subagent_is_held_to_the_pin)
     CHECKS.run("a dangerous terminal command: denied by an exec.* rule (once the tool-call judge is on main)", dangerous_command_is_denied_by_the_exec_gate)
     CHECKS.run("the policy reloads when its file changes; an invalid edit keeps the previous one", policy_reloads_when_the_file_changes)
     CHECKS.run("Warden cannot start: tool calls fail closed (a separate Hermes process)", fail_closed_when_warden_cannot_start)

@@ -1,9 +1,13 @@
 """A loopback OpenAI-compatible model that asks for one terminal command.
 
 When the newest message is the user's, it answers with a `terminal` tool call
-running the command written after `RUN:` in that message. When the newest
-message is a tool result, it answers with text quoting that result, which ends
-the turn. It records every request so a test can read what the model was sent
+running the command written after `RUN:` in that message, or, if the message
+says `DELEGATE:`, a `delegate_task` call whose goal is the rest of the message.
+When the newest message is a tool result, it answers with text quoting that
+result, which ends the turn. Hermes runs delegations in the background, so the
+answer to a `delegate_task` result is held until the subagent's own terminal
+call has come back (at most 30 s): the delegating turn is still open, and its
+reply still owed, while the subagent acts. It records every request so a test can read what the model was sent
 (the user message with any injected context, the tool results). Streaming and
 non-streaming requests are both served; other endpoints answer 404.
 """
@@ -18,6 +22,8 @@ from support import QuietHandler, serve
 
 _lock = threading.Lock()
 REQUESTS: List[Dict[str, Any]] = []
+# Set when a subagent's terminal call result arrives; cleared when a delegation is asked for.
+SUBAGENT_RAN = threading.Event()
 
 
 def requests_since(n: int) -> List[Dict[str, Any]]:
@@ -38,25 +44,36 @@ def _content_text(content: Any) -> str:
     return ""
 
 
-def _answer(messages: List[Dict[str, Any]]) -> Dict[str, Any]:
-    last = messages[-1]
-    if last.get("role") == "tool":
-        return {"role": "assistant", "content": "The tool said: " + _content_text(last.get("content"))}
-    text = _content_text(last.get("content"))
-    if "RUN:" not in text:
-        return {"role": "assistant", "content": "Nothing to run."}
-    command = text.split("RUN:", 1)[1].strip().splitlines()[0]
+def _call(kind: str, name: str, args: Dict[str, Any]) -> Dict[str, Any]:
     return {
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {
-                "id": f"call_{request_count()}",
-                "type": "function",
-                "function": {"name": "terminal", "arguments": json.dumps({"command": command})},
-            }
+            {"id": f"{kind}_{request_count()}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
         ],
     }
+
+
+def _answer(messages: List[Dict[str, Any]]) -> Dict[str, Any]:
+    last = messages[-1]
+    if last.get("role") == "tool":
+        call_id = str(last.get("tool_call_id") or "")
+        delegating = any(
+            str(tc.get("id", "")).startswith("deleg_") for m in messages for tc in (m.get("tool_calls") or [])
+        )
+        if call_id.startswith("run_") and not delegating:
+            SUBAGENT_RAN.set()
+        if call_id.startswith("deleg_"):
+            SUBAGENT_RAN.wait(30)
+        return {"role": "assistant", "content": "The tool said: " + _content_text(last.get("content"))}
+    text = _content_text(last.get("content"))
+    if "DELEGATE:" in text:
+        SUBAGENT_RAN.clear()
+        return _call("deleg", "delegate_task", {"goal": text.split("DELEGATE:", 1)[1].strip()})
+    if "RUN:" not in text:
+        return {"role": "assistant", "content": "Nothing to run."}
+    command = text.split("RUN:", 1)[1].strip().splitlines()[0]
+    return _call("run", "terminal", {"command": command})
 
 
 class Handler(QuietHandler):
