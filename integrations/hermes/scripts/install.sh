@@ -2,8 +2,8 @@
 # Installs the Warden plugin into a Hermes home: builds the component, copies
 # the plugin and the component to $HERMES_HOME/plugins/warden/, and writes a
 # starter Warden configuration to $HERMES_HOME/warden/warden.json if there is
-# none. Run it with the Python that runs Hermes on PATH (or set PYTHON) to also
-# install the pinned wasmtime there.
+# none. It installs the pinned wasmtime into the Python that runs Hermes: the
+# interpreter of the `hermes` command on PATH, else python3; PYTHON overrides.
 #
 #   integrations/hermes/scripts/install.sh [--hermes-home DIR] [--component FILE] [--no-pip]
 set -euo pipefail
@@ -31,7 +31,16 @@ if [ -z "$component" ]; then
 fi
 
 if [ "$pip" = 1 ]; then
-  "${PYTHON:-python3}" -m pip install --quiet "wasmtime==50.0.1"
+  python="${PYTHON:-}"
+  if [ -z "$python" ] && command -v hermes >/dev/null 2>&1; then
+    shebang="$(head -n 1 "$(command -v hermes)")"
+    candidate="${shebang#\#!}"
+    if [ "${shebang:0:2}" = "#!" ] && [ -x "$candidate" ]; then python="$candidate"; fi
+  fi
+  python="${python:-python3}"
+  echo "installing wasmtime==50.0.1 for $python"
+  "$python" -m pip install --quiet "wasmtime==50.0.1"
+  "$python" -c "import wasmtime.component" || { echo "error: wasmtime is not importable by $python" >&2; exit 1; }
 fi
 
 dest="$hermes_home/plugins/warden"

@@ -53,6 +53,10 @@ PYTHON="$venv/bin/python" bash "$here/scripts/install.sh" --hermes-home "$home" 
 HERMES_HOME="$home" "$venv/bin/hermes" plugins enable warden </dev/null >/dev/null
 
 export WARDEN_CACHE_DIR="$cache/wasm-cache"
+# The tests talk to loopback servers only; anything else Hermes might reach
+# for (model metadata, update checks) goes to a dead local proxy instead.
+export http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9
+export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
 # Hermes must not prompt or reach for a real home.
 unset HERMES_INTERACTIVE HERMES_GATEWAY_SESSION HERMES_EXEC_ASK WARDEN_CONFIG WARDEN_DB WARDEN_COMPONENT || true
 

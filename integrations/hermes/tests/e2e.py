@@ -250,6 +250,92 @@ def policy_reloads_when_the_file_changes():
     write_policy(POLICY)
 
 
+def listening_port(pid: int, timeout: float = 90.0) -> int:
+    """The loopback TCP port process `pid` listens on (the gateway binds port 0)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        inodes = set()
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            raise AssertionError("the gateway exited")
+        with open("/proc/net/tcp") as f:
+            for line in f.readlines()[1:]:
+                cols = line.split()
+                local, state, inode = cols[1], cols[3], cols[9]
+                if state == "0A" and inode in inodes and local.startswith("0100007F:"):
+                    return int(local.split(":")[1], 16)
+        time.sleep(0.25)
+    raise AssertionError("the gateway did not start listening")
+
+
+def real_gateway_pins_the_conversation():
+    """The real gateway (`hermes gateway run`, API-server platform) binds each
+    conversation's chat to the turn; the plugin pins the reply to it."""
+    import secrets
+    import urllib.request
+
+    import yaml
+
+    m = marker("gateway.marker")
+    cfg_path = os.path.join(HOME, "config.yaml")
+    with open(cfg_path) as f:
+        original = f.read()
+    cfg = yaml.safe_load(original) or {}
+    cfg["model"] = {"default": "mock", "provider": "custom", "base_url": BASE_URL, "api_key": "test-key",
+                    "context_length": 128000}
+    cfg["platform_toolsets"] = {"api_server": ["terminal"]}
+    with open(cfg_path, "w") as f:
+        yaml.safe_dump(cfg, f)
+    key = secrets.token_hex(24)
+    env = dict(os.environ, API_SERVER_ENABLED="true", API_SERVER_HOST="127.0.0.1", API_SERVER_PORT="0",
+               API_SERVER_KEY=key)
+    log = open(os.path.join(WORK, "gateway.log"), "w")
+    hermes = os.path.join(os.path.dirname(sys.executable), "hermes")
+    gateway = subprocess.Popen([hermes, "gateway", "run"], env=env, cwd=WORK, stdin=subprocess.DEVNULL, stdout=log,
+                               stderr=subprocess.STDOUT)
+    try:
+        port = listening_port(gateway.pid)
+        print(f"       gateway listening on 127.0.0.1:{port}")
+        before = counters()
+        start = mock_model.request_count()
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/chat/completions",
+            data=json.dumps({"model": "hermes", "messages": [{"role": "user", "content": "RUN: touch gateway.marker"}]}).encode(),
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json",
+                     "X-Hermes-Session-Id": "e2e-gateway-chat"},
+        )
+        with urllib.request.urlopen(request, timeout=120) as r:
+            answer = json.loads(r.read())
+        results = [str(msg.get("content")) for req in mock_model.requests_since(start) for msg in req["messages"]
+                   if msg.get("role") == "tool"]
+        print(f"       model received: {results}")
+        check(answer["choices"][0]["message"]["content"].startswith("The tool said:"), "the gateway answered the conversation")
+        check(not os.path.exists(m), "the gated command did not run (no marker file)")
+        check(any("Warden refused this call (pin.new-chat)" in r and "e2e-gateway-chat" in r for r in results),
+              "the model received Warden's refusal, naming the chat the gateway bound")
+        d = delta(before, counters())
+        check(d.get("tools.deny.pin.new-chat") == 1,
+              f"the gateway process's decision is in the shared database: deny by pin.new-chat ({d})")
+        check(guard().current_pin("e2e-gateway-chat", int(time.time() * 1000)) is None,
+              "the gateway's end of turn settled the pin")
+    finally:
+        gateway.terminate()
+        try:
+            gateway.wait(20)
+        except subprocess.TimeoutExpired:
+            gateway.kill()
+        log.close()
+        with open(cfg_path, "w") as f:
+            f.write(original)
+
+
 def fail_closed_when_warden_cannot_start():
     env = dict(os.environ, WARDEN_CONFIG=os.path.join(WORK, "no-such-warden.json"))
     out = subprocess.run([sys.executable, SCRIPT, WORK, "--fail-closed-child"], env=env, capture_output=True, text=True, timeout=240)
@@ -276,10 +362,11 @@ if __name__ == "__main__":
         sys.exit(CHECKS.done())
     CHECKS.run("the plugin is installed in HERMES_HOME and enabled", plugin_is_installed_and_enabled)
     CHECKS.run("a benign terminal command runs (allowed by Warden)", benign_command_runs)
-    CHECKS.run("a pinned gateway turn: the gated terminal tool is blocked with Warden's reason", pinned_turn_blocks_gated_tool)
+    CHECKS.run("a turn bound to a chat (as the gateway binds it): the gated terminal tool is blocked with Warden's reason", pinned_turn_blocks_gated_tool)
     CHECKS.run("a subagent cannot escape the pin: delegated calls are checked under the delegating session", delegated_subagent_is_held_to_the_pin)
     CHECKS.run("a dangerous terminal command: denied by an exec.* rule (once the tool-call judge is on main)", dangerous_command_is_denied_by_the_exec_gate)
     CHECKS.run("the policy reloads when its file changes; an invalid edit keeps the previous one", policy_reloads_when_the_file_changes)
+    CHECKS.run("the real Hermes gateway (API server) pins the reply to its conversation", real_gateway_pins_the_conversation)
     CHECKS.run("Warden cannot start: tool calls fail closed (a separate Hermes process)", fail_closed_when_warden_cannot_start)
     CHECKS.note_pending("safety context: pre_llm_call returns {'context': ...} only when check-turn injects text; safety scenarios are not on main yet")
     CHECKS.note_pending("ask: {'action': 'approve', 'rule_key': 'warden:<key>'} and record-approval need a verdict `ask`, which only the tool-call judge gives")
