@@ -250,7 +250,7 @@ class Hooks:
             }
         )
         decision, rule, reason = verdict.get("decision"), verdict.get("rule"), verdict.get("reason")
-        logger.info("warden: tool %s: %s by %s", tool_name, decision, rule)
+        logger.debug("warden: tool %s: %s by %s", tool_name, decision, rule)
         if decision == "deny":
             return {"action": "block", "message": f"Warden refused this call ({rule}): {reason}"}
         if decision == "ask":
