@@ -148,5 +148,5 @@ fn diagnostics_count_decisions_by_rule() {
     }
     let out = warden(&["diagnostics", "--config", &config, "--db", &db_path], "");
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(json(&out.stdout)["counters"]["tools.allow.not-configured"], 3);
+    assert_eq!(json(&out.stdout)["counters"]["tools.allow.tools.allow"], 3);
 }

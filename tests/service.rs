@@ -113,11 +113,7 @@ fn concurrent_requests_get_the_same_answers_as_the_library() {
             "allow",
             "pin.pinned-chat",
         ),
-        (
-            json!({"toolName": "calendar_list", "arguments": {}, "sessionId": "s1", "nowMs": T0}),
-            "allow",
-            "not-configured",
-        ),
+        (json!({"toolName": "calendar_list", "arguments": {}, "sessionId": "s1", "nowMs": T0}), "allow", "tools.allow"),
     ];
     let threads: Vec<_> = (0..48)
         .map(|i| {
@@ -164,7 +160,7 @@ fn record_starts_and_settles_turns() {
     let (status, _) =
         post(&s, "/v1/record", Some(TOKEN), &json!({"turnEnd": {"sessionId": "s9", "nowMs": T0 + 2}}).to_string());
     assert_eq!(status, 200);
-    assert_eq!(post(&s, "/v1/check/tool", Some(TOKEN), &call.to_string()).1["rule"], "not-configured");
+    assert_eq!(post(&s, "/v1/check/tool", Some(TOKEN), &call.to_string()).1["rule"], "tools.allow");
     let (status, body) = post(
         &s,
         "/v1/record",

@@ -110,8 +110,16 @@ impl Warden {
             return v.clone();
         }
         let judged = tools::judge(&self.config.tools, &self.tools_version, ports, call, &args);
+        // When the judge found nothing to say beyond its default allow, the
+        // pin's positive answer is the rule that decided; anything the judge
+        // did decide (a memory, an ask, a deny) stays the rule.
+        let judge_had_nothing = judged.decision == Decision::Allow
+            && (judged.rule == rules::NOT_CONFIGURED || judged.rule == tools::rules::ALLOW);
         match pinned {
-            Some(p) if judged.rule == rules::NOT_CONFIGURED => p,
+            Some(mut p) if judge_had_nothing => {
+                p.signals.extend(judged.signals);
+                p
+            }
             Some(p) => judged.with_signal(Signal::new(p.rule, p.reason)),
             None => judged,
         }
