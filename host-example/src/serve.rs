@@ -251,10 +251,12 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen).await?;
     ready(listener.local_addr()?);
-    let app = router(runtime, &options);
+    let app = router(runtime.clone(), &options);
     axum::serve(listener, app)
-        .with_graceful_shutdown(async {
+        .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
+            // Checks waiting on a classifier answer `cancelled` instead of holding the shutdown.
+            runtime.cancel_requests();
         })
         .await
 }
