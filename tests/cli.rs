@@ -132,7 +132,24 @@ fn validate_prints_the_checks_a_configuration_enables() {
 fn demo_prints_its_decision_table() {
     let out = warden(&["demo"], "");
     assert_eq!(out.code, 0, "{}", out.stderr);
-    for expected in ["pin.pinned-chat", "pin.other-chat", "pin.channel-post", "pin.new-chat", "settle-turn"] {
+    for expected in [
+        "pin.pinned-chat",
+        "pin.other-chat",
+        "pin.channel-post",
+        "pin.new-chat",
+        "safety.missing_key",
+        "safety.no_scenarios",
+        "exec.download-execute",
+        "exec.recursive-delete",
+        "path.protected",
+        "tools.ask-kind",
+        "memory.allow",
+        "gate.no-consent",
+        "gate.routine",
+        "gate.quiet-hours",
+        "dlp.secret.aws-access-key",
+        "gate.opted-out",
+    ] {
         assert!(out.stdout.contains(expected), "demo shows {expected}:\n{}", out.stdout);
     }
 }
@@ -148,5 +165,5 @@ fn diagnostics_count_decisions_by_rule() {
     }
     let out = warden(&["diagnostics", "--config", &config, "--db", &db_path], "");
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(json(&out.stdout)["counters"]["tools.allow.not-configured"], 3);
+    assert_eq!(json(&out.stdout)["counters"]["tools.allow.tools.allow"], 3);
 }

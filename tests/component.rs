@@ -36,7 +36,7 @@ fn release_component_is_under_one_mebibyte() {
 #[test]
 fn checks_with_nothing_configured_say_so() {
     let db = TempDb::new();
-    let rt = runtime(r#"{"pin": {"enabled": false}}"#, db.open());
+    let rt = runtime(r#"{"pin": {"enabled": false}, "tools": {"enabled": false}}"#, db.open());
     let v = rt.check_tool_call(&tool_call("exec", serde_json::json!({"command": "ls"}), "s", T0));
     assert_eq!(decided(&v), ("allow", "not-configured"));
     let report = rt.report();

@@ -18,7 +18,7 @@ fn pinned_session_allows_only_the_pinned_chat() {
         ("teams_send_chat_message", json!({"text": "hi"}), ("deny", "pin.missing-chat")),
         ("teams_send_channel_message", json!({"channel": "general"}), ("deny", "pin.channel-post")),
         ("teams_create_chat", json!({"members": ["bob"]}), ("deny", "pin.new-chat")),
-        ("teams_list_chats", json!({}), ("allow", "not-configured")),
+        ("teams_list_chats", json!({}), ("allow", "tools.allow")),
     ];
     for (tool, args, expected) in cases {
         let v = rt.check_tool_call(&tool_call(tool, args.clone(), SESSION, T0 + 1000));
@@ -35,7 +35,7 @@ fn other_sessions_are_not_pinned() {
     let rt = runtime("{}", db.open());
     rt.start_turn(&pin(SESSION, "r1", "19:alice", "Alice", T0)).expect("pin");
     let v = rt.check_tool_call(&tool_call("teams_send_chat_message", json!({"chat": "19:bob"}), "other", T0));
-    assert_eq!(decided(&v), ("allow", "not-configured"));
+    assert_eq!(decided(&v), ("allow", "tools.allow"));
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn pin_is_valid_at_exactly_its_ttl_and_expires_after() {
     let ttl = 2 * 60_000;
     let at = |t| rt.check_tool_call(&tool_call("teams_send_chat_message", json!({"chat": "19:bob"}), SESSION, t));
     assert_eq!(decided(&at(T0 + ttl)), ("deny", "pin.other-chat"));
-    assert_eq!(decided(&at(T0 + ttl + 1)), ("allow", "not-configured"));
+    assert_eq!(decided(&at(T0 + ttl + 1)), ("allow", "tools.allow"));
 }
 
 #[test]
@@ -72,7 +72,7 @@ fn settling_the_turn_clears_the_pin() {
     rt.settle_turn(&TurnEnd { session_id: SESSION.into(), run_id: Some("r1".into()), now_ms: T0 + 10 })
         .expect("settle");
     let v = rt.check_tool_call(&tool_call("teams_send_chat_message", json!({"chat": "19:bob"}), SESSION, T0 + 20));
-    assert_eq!(decided(&v), ("allow", "not-configured"));
+    assert_eq!(decided(&v), ("allow", "tools.allow"));
 }
 
 #[test]
@@ -86,5 +86,5 @@ fn configured_tools_replace_the_defaults() {
     let v = rt.check_tool_call(&tool_call("slack_post", json!({"channel": "C1"}), SESSION, T0));
     assert_eq!(decided(&v), ("allow", "pin.pinned-chat"));
     let v = rt.check_tool_call(&tool_call("teams_send_chat_message", json!({"chat": "x"}), SESSION, T0));
-    assert_eq!(decided(&v), ("allow", "not-configured"));
+    assert_eq!(decided(&v), ("allow", "tools.allow"));
 }

@@ -10,7 +10,8 @@ use crate::bindings::warden::guard::http::{HttpError, Method, Request, Response}
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// Longest timeout a request may ask for.
@@ -19,6 +20,8 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(60);
 pub const MAX_CONCURRENT: usize = 32;
 /// Largest request body, in bytes (4 MiB).
 pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+/// How often a waiting request looks whether the host cancelled it.
+pub const CANCEL_POLL: Duration = Duration::from_millis(10);
 /// Default response size cap, in bytes, when a destination sets none.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
 
@@ -72,6 +75,7 @@ pub struct HttpGateway {
     agent: ureq::Agent,
     destinations: Vec<DestinationSpec>,
     file_keys: Mutex<HashMap<PathBuf, FileKey>>,
+    cancelled: Arc<AtomicBool>,
 }
 
 impl HttpGateway {
@@ -83,7 +87,23 @@ impl HttpGateway {
             .timeout_global(Some(MAX_TIMEOUT))
             .build()
             .into();
-        HttpGateway { agent, destinations, file_keys: Mutex::new(HashMap::new()) }
+        HttpGateway {
+            agent,
+            destinations,
+            file_keys: Mutex::new(HashMap::new()),
+            cancelled: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Cancels every request in flight and refuses new ones with `cancelled`
+    /// (the host is stopping, or the session ended), until [`resume`](Self::resume).
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+
+    /// Lets requests run again after [`cancel`](Self::cancel).
+    pub fn resume(&self) {
+        self.cancelled.store(false, Ordering::SeqCst);
     }
 
     /// Reads the `destinations` section of a configuration the component accepted.
@@ -158,15 +178,31 @@ impl HttpGateway {
         let request =
             builder.body(req.body.clone()).map_err(|e| HttpError::Transport(format!("invalid request: {e}")))?;
         let request = self.agent.configure_request(request).timeout_global(Some(timeout)).build();
-        let mut response = self.agent.run(request).map_err(transport)?;
-        let status = response.status().as_u16();
-        let headers = response
-            .headers()
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
-            .collect();
-        let body = response.body_mut().with_config().limit(dest.max_response_bytes).read_to_vec().map_err(transport)?;
-        Ok(Response { status, headers, body })
+        if self.cancelled.load(Ordering::SeqCst) {
+            return Err(HttpError::Cancelled);
+        }
+        // The exchange runs on its own thread so that a cancellation answers
+        // at once; the abandoned exchange still ends within its timeout.
+        let (agent, limit) = (self.agent.clone(), dest.max_response_bytes);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("warden-http".into())
+            .spawn(move || {
+                let _ = tx.send(exchange(&agent, request, limit));
+            })
+            .map_err(|e| HttpError::Transport(format!("cannot start the request thread: {e}")))?;
+        loop {
+            match rx.recv_timeout(CANCEL_POLL) {
+                Ok(answer) => return answer,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if self.cancelled.load(Ordering::SeqCst) => {
+                    return Err(HttpError::Cancelled);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(HttpError::Transport("the request thread stopped".into()));
+                }
+            }
+        }
     }
 
     /// Sends every request concurrently, answers in request order.
@@ -188,6 +224,19 @@ impl HttpGateway {
         }
         out
     }
+}
+
+/// One exchange: send, then read the body up to `limit` bytes.
+fn exchange(agent: &ureq::Agent, request: ureq::http::Request<Vec<u8>>, limit: u64) -> Result<Response, HttpError> {
+    let mut response = agent.run(request).map_err(transport)?;
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+        .collect();
+    let body = response.body_mut().with_config().limit(limit).read_to_vec().map_err(transport)?;
+    Ok(Response { status, headers, body })
 }
 
 fn http_builder(method: Method, url: &str) -> ureq::http::request::Builder {

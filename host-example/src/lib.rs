@@ -9,10 +9,13 @@
 
 pub mod bindings;
 pub mod cli;
+pub mod hook;
 pub mod http;
 mod imports;
 pub mod json;
+pub mod mcp;
 pub mod runtime;
+pub mod serve;
 pub mod storage;
 
 pub use runtime::{CallError, ComponentSource, Limits, LogSink, Runtime, RuntimeOptions, StartError};

@@ -313,6 +313,17 @@ impl Runtime {
         &self.report
     }
 
+    /// Cancels the component's HTTP requests in flight and refuses new ones
+    /// (answered `cancelled`), for a host that is stopping.
+    pub fn cancel_requests(&self) {
+        self.http.cancel();
+    }
+
+    /// Lets the component's HTTP requests run again.
+    pub fn resume_requests(&self) {
+        self.http.resume();
+    }
+
     /// The storage the component writes to.
     pub fn storage(&self) -> &Arc<dyn Storage> {
         &self.storage

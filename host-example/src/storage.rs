@@ -108,17 +108,22 @@ fn check_key(namespace: &str, key: &str) -> Result<(), StorageError> {
     Ok(())
 }
 
-/// Escapes `prefix` for a `LIKE ... ESCAPE '\'` pattern.
-fn like_prefix(prefix: &str) -> String {
-    let mut out = String::with_capacity(prefix.len() + 1);
-    for c in prefix.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
+/// The smallest key greater than every key that starts with `prefix`, in
+/// SQLite's binary order (byte-wise UTF-8, which is code point order): the
+/// prefix with its last incrementable character incremented. `None` when every
+/// character is already U+10FFFF (or the prefix is empty): no upper bound.
+/// Prefix matching is a key range, so it is exact and uses the primary key's
+/// index (`LIKE` would ignore ASCII case).
+fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32);
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
         }
-        out.push(c);
     }
-    out.push('%');
-    out
+    None
 }
 
 impl SqliteStorage {
@@ -274,12 +279,12 @@ impl Storage for SqliteStorage {
         self.with(|conn| {
             let sql = format!(
                 "SELECT key, value, version FROM records
-                 WHERE namespace = ?1 AND key LIKE ?2 ESCAPE '\\'
-                 ORDER BY key {order} LIMIT ?3"
+                 WHERE namespace = ?1 AND key >= ?2 AND (?3 IS NULL OR key < ?3)
+                 ORDER BY key {order} LIMIT ?4"
             );
             let mut stmt = conn.prepare_cached(&sql).map_err(other)?;
             let rows = stmt
-                .query_map(params![namespace, like_prefix(prefix), limit], |row| {
+                .query_map(params![namespace, prefix, prefix_end(prefix), limit], |row| {
                     Ok((row.get::<_, String>(0)?, Record { value: row.get(1)?, version: row.get::<_, i64>(2)? as u64 }))
                 })
                 .map_err(other)?;
@@ -320,19 +325,21 @@ mod tests {
     }
 
     #[test]
-    fn list_matches_prefixes_literally_and_orders_both_ways() {
+    fn list_matches_prefixes_exactly_with_case_and_orders_both_ways() {
         let (_d, s) = temp_db();
-        for k in ["a_1", "a_2", "ab", "a%", "b"] {
+        for k in ["a_1", "a_2", "ab", "a%", "b", "A_9", "a_\u{10FFFF}x", "\u{10FFFF}", "\u{10FFFF}z"] {
             assert!(s.set("n", k, k.as_bytes(), Condition::Any).is_ok());
         }
         assert!(s.set("other", "a_3", b"x", Condition::Any).is_ok());
         let keys = |r: Result<Vec<(String, Record)>, StorageError>| -> Vec<String> {
             r.unwrap_or_default().into_iter().map(|(k, _)| k).collect()
         };
-        assert_eq!(keys(s.list("n", "a_", 10, false)), ["a_1", "a_2"]);
-        assert_eq!(keys(s.list("n", "a_", 10, true)), ["a_2", "a_1"]);
+        assert_eq!(keys(s.list("n", "a_", 10, false)), ["a_1", "a_2", "a_\u{10FFFF}x"]);
+        assert_eq!(keys(s.list("n", "a_", 10, true)), ["a_\u{10FFFF}x", "a_2", "a_1"]);
         assert_eq!(keys(s.list("n", "a%", 10, false)), ["a%"]);
-        assert_eq!(keys(s.list("n", "", 2, false)), ["a%", "a_1"]);
+        assert_eq!(keys(s.list("n", "", 2, false)), ["A_9", "a%"]);
+        assert_eq!(keys(s.list("n", "\u{10FFFF}", 10, false)), ["\u{10FFFF}", "\u{10FFFF}z"]);
+        assert_eq!(keys(s.list("n", "", 100, false)).len(), 9);
     }
 
     #[test]

@@ -91,6 +91,21 @@ fn write_schema() -> Result<()> {
     Ok(())
 }
 
+/// The adapters under `integrations/` that have an end-to-end test script.
+fn integrations() -> Result<Vec<String>> {
+    let dir = root().join("integrations");
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("scripts/test.sh").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 fn demo(extra: &[String]) -> Result<()> {
     ensure_guest_target()?;
     let mut cmd = cargo();
@@ -132,6 +147,15 @@ fn test() -> Result<()> {
     let mut tests = cargo();
     tests.args(["test", "--release", "--no-fail-fast"]);
     run("cargo test (every default member)", tests)?;
+
+    // Each runtime adapter's end-to-end test installs its own runtime (pinned,
+    // from the registries) under target/ and drives real turns.
+    for adapter in integrations()? {
+        let script = root().join("integrations").join(&adapter).join("scripts/test.sh");
+        let mut cmd = Command::new("bash");
+        cmd.arg(&script).current_dir(root());
+        run(&format!("{adapter} end-to-end test"), cmd)?;
+    }
     eprintln!("==> all checks passed");
     Ok(())
 }

@@ -45,7 +45,11 @@ impl Warden {
 
     /// What `configure` reports.
     pub fn report(&self) -> ConfigReport {
-        ConfigReport { policy_version: self.policy_version.clone(), checks: self.checks(), warnings: Vec::new() }
+        ConfigReport {
+            policy_version: self.policy_version.clone(),
+            checks: self.checks(),
+            warnings: self.config.gate.warnings(),
+        }
     }
 
     fn checks(&self) -> Vec<CheckStatus> {
@@ -106,8 +110,16 @@ impl Warden {
             return v.clone();
         }
         let judged = tools::judge(&self.config.tools, &self.tools_version, ports, call, &args);
+        // When the judge found nothing to say beyond its default allow, the
+        // pin's positive answer is the rule that decided; anything the judge
+        // did decide (a memory, an ask, a deny) stays the rule.
+        let judge_had_nothing = judged.decision == Decision::Allow
+            && (judged.rule == rules::NOT_CONFIGURED || judged.rule == tools::rules::ALLOW);
         match pinned {
-            Some(p) if judged.rule == rules::NOT_CONFIGURED => p,
+            Some(mut p) if judge_had_nothing => {
+                p.signals.extend(judged.signals);
+                p
+            }
             Some(p) => judged.with_signal(Signal::new(p.rule, p.reason)),
             None => judged,
         }
@@ -115,7 +127,7 @@ impl Warden {
 
     /// Checks an inbound turn. Fails open.
     pub fn check_turn(&self, ports: &Ports<'_>, turn: &Turn) -> TurnOutcome {
-        safety::check(&self.config.safety, ports, turn)
+        safety::check(&self.config.safety, ports, turn, self.config.debug)
     }
 
     /// Checks a message before it is sent or read. Fails closed.
@@ -130,9 +142,10 @@ impl Warden {
         pin::start(&self.config.pin, ports.storage, start)
     }
 
-    /// Settles a turn, clearing its pin.
+    /// Settles a turn, clearing its pin and the once-only approvals of its session.
     pub fn settle_turn(&self, ports: &Ports<'_>, end: &TurnEnd) -> Result<(), PolicyError> {
-        pin::settle(ports.storage, end)
+        pin::settle(ports.storage, end)?;
+        tools::settle_session(&self.config.tools, ports, &end.session_id)
     }
 
     /// The session's pin if it is still valid.
@@ -175,7 +188,10 @@ impl Warden {
             policy_version: self.policy_version.clone(),
             checks: self.checks(),
             counters: counters::all(ports)?,
-            warnings: safety::warnings(&self.config.safety, ports),
+            warnings: safety::warnings(&self.config.safety, ports)
+                .into_iter()
+                .chain(self.config.gate.warnings())
+                .collect(),
         })
     }
 

@@ -26,11 +26,13 @@ pub mod fakes;
 pub mod gate;
 pub mod model;
 pub mod outbound;
+pub mod paths;
 pub mod pin;
 pub mod ports;
 pub mod safety;
 #[cfg(feature = "schema")]
 pub mod schema;
+pub mod shell;
 pub mod store;
 pub mod tools;
 

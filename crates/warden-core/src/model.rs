@@ -266,6 +266,7 @@ pub struct ToolCall {
 
 /// Which way a message travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     Outbound,

@@ -129,12 +129,88 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
+    /// Record a person's answer to an `ask`. The key comes from `--key`, or
+    /// from checking the tool call read as JSON on stdin.
+    Approve {
+        #[command(flatten)]
+        policy: Policy,
+        /// The `approvalKey` of the verdict being answered.
+        #[arg(long)]
+        key: Option<String>,
+        /// How long the answer is remembered.
+        #[arg(long, value_enum)]
+        scope: ScopeArg,
+        /// Record a refusal instead of an approval.
+        #[arg(long)]
+        deny: bool,
+        /// The session, for `session` scope.
+        #[arg(long)]
+        session: Option<String>,
+        /// The call, for `once` scope.
+        #[arg(long)]
+        call: Option<String>,
+    },
+    /// Serve the checks as a JSON HTTP service (token from $WARDEN_TOKEN or --token-file).
+    Serve {
+        #[command(flatten)]
+        policy: Policy,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8787")]
+        listen: std::net::SocketAddr,
+        /// A file holding the bearer token clients must send [default: $WARDEN_TOKEN].
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+        /// Largest request body, in bytes.
+        #[arg(long, default_value_t = crate::serve::DEFAULT_MAX_BODY_BYTES)]
+        max_body_bytes: usize,
+        /// Checks that run at the same time.
+        #[arg(long, default_value_t = crate::serve::DEFAULT_CONCURRENCY as u64, value_parser = clap::value_parser!(u64).range(1..=256))]
+        concurrency: u64,
+    },
+    /// Answer a runtime's hook event read on stdin.
+    Hook {
+        /// The runtime whose hook protocol to speak.
+        #[arg(value_enum)]
+        runtime: HookRuntime,
+        #[command(flatten)]
+        policy: Policy,
+        /// Print `allow` for allowed calls instead of deferring to the runtime's own permission prompts.
+        #[arg(long)]
+        approve_allowed: bool,
+        /// Answer a denial with exit code 2 and the reason on stderr instead of JSON.
+        #[arg(long)]
+        exit_code: bool,
+    },
+    /// Run an MCP server behind Warden: `warden mcp --config F -- <server command...>`.
+    Mcp {
+        #[command(flatten)]
+        policy: Policy,
+        /// The server's name in tool names (`mcp__<name>__<tool>`) [default: from the command].
+        #[arg(long)]
+        name: Option<String>,
+        /// The server command and its arguments.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
+    },
     /// Play a bundled session and print each decision.
     Demo {
         /// Keep the demo's database here instead of a fresh temporary file.
         #[arg(long, value_name = "FILE")]
         db: Option<PathBuf>,
     },
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum ScopeArg {
+    Once,
+    Session,
+    Always,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum HookRuntime {
+    /// A Claude Code `PreToolUse` command hook.
+    ClaudeCode,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,8 +381,109 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
             let runtime = start(&host, &text, &dir.path().join("validate.db"))?;
             print_json(stdout, &json::ConfigReportJson::from(runtime.report()))
         }
+        Command::Approve { policy, key, scope, deny, session, call } => {
+            let config = read_config(&policy.config)?;
+            let key = match key {
+                Some(k) => k,
+                None => {
+                    let request = read_stdin(stdin)?;
+                    let call: json::ToolCallJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let runtime = start(&host, &config, &policy.db)?;
+                    let verdict = runtime.check_tool_call(&call.into());
+                    verdict.approval_key.clone().ok_or_else(|| {
+                        Failure::invalid(format!(
+                            "this call is not waiting for approval: {} by rule `{}`",
+                            json::decision_name(verdict.decision),
+                            verdict.rule
+                        ))
+                    })?
+                }
+            };
+            let runtime = start(&host, &config, &policy.db)?;
+            let approval = json::ApprovalJson {
+                key: key.clone(),
+                allow: !deny,
+                scope: match scope {
+                    ScopeArg::Once => json::ScopeJson::Once,
+                    ScopeArg::Session => json::ScopeJson::Session,
+                    ScopeArg::Always => json::ScopeJson::Always,
+                },
+                session_id: session,
+                call_id: call,
+                now_ms: None,
+            };
+            runtime.record_approval(&approval.into()).map_err(|e| Failure::invalid(e.to_string()))?;
+            print_json(stdout, &serde_json::json!({"recorded": true, "key": key, "allow": !deny}))
+        }
+        Command::Serve { policy, listen, token_file, max_body_bytes, concurrency } => {
+            let config = read_config(&policy.config)?;
+            let token = match token_file {
+                Some(path) => std::fs::read_to_string(&path)
+                    .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", path.display())))?,
+                None => std::env::var("WARDEN_TOKEN").map_err(|_| {
+                    Failure::invalid("a bearer token is required: set WARDEN_TOKEN or pass --token-file")
+                })?,
+            };
+            let token = token.trim().to_string();
+            crate::serve::check_token(&token).map_err(Failure::invalid)?;
+            let runtime = Arc::new(start(&host, &config, &policy.db)?);
+            let options = crate::serve::ServeOptions { token, max_body_bytes, concurrency: concurrency as usize };
+            tokio_runtime()?
+                .block_on(crate::serve::serve(runtime, options, listen, |addr| {
+                    eprintln!("warden: serving on http://{addr}");
+                }))
+                .map_err(|e| Failure::failed(format!("cannot serve on {listen}: {e}")))
+        }
+        Command::Hook { runtime: HookRuntime::ClaudeCode, policy, approve_allowed, exit_code } => {
+            let style = crate::hook::HookStyle { approve_allowed, exit_code };
+            let answer = hook_answer(&host, &policy, stdin, style);
+            if let Some(out) = &answer.stdout {
+                print_json(stdout, out)?;
+            }
+            match (answer.code, answer.stderr) {
+                (0, _) => Ok(()),
+                (code, message) => Err(Failure { code, message: message.unwrap_or_default() }),
+            }
+        }
+        Command::Mcp { policy, name, command } => {
+            let config = read_config(&policy.config)?;
+            let runtime = Arc::new(start(&host, &config, &policy.db)?);
+            let options = crate::mcp::McpOptions {
+                server_name: name.unwrap_or_else(|| crate::mcp::server_name_from(&command)),
+                session_id: format!("mcp-{}-{}", std::process::id(), json::now_ms()),
+            };
+            let code = tokio_runtime()?
+                .block_on(crate::mcp::run(runtime, options, command, tokio::io::stdin(), tokio::io::stdout()))
+                .map_err(|e| Failure::failed(format!("the MCP proxy stopped: {e}")))?;
+            if code == 0 { Ok(()) } else { Err(Failure::failed(format!("the MCP server exited with code {code}"))) }
+        }
         Command::Demo { db } => demo::run(&host, db, stdout),
     }
+}
+
+fn tokio_runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))
+}
+
+/// The hook's answer; anything that prevents a decision blocks the call.
+fn hook_answer(
+    host: &HostArgs,
+    policy: &Policy,
+    stdin: &mut dyn Read,
+    style: crate::hook::HookStyle,
+) -> crate::hook::HookAnswer {
+    let decided = (|| -> Result<crate::hook::HookAnswer, String> {
+        let event = read_stdin(stdin).map_err(|f| f.message)?;
+        let event = crate::hook::parse_event(&event)?;
+        let config = read_config(&policy.config).map_err(|f| f.message)?;
+        let runtime = start(host, &config, &policy.db).map_err(|f| f.message)?;
+        let verdict = runtime.check_tool_call(&crate::hook::tool_call(&event).into());
+        Ok(crate::hook::answer(&verdict, style))
+    })();
+    decided.unwrap_or_else(|message| crate::hook::failure(message.trim_end()))
 }
 
 /// A fresh private folder, removed when dropped.

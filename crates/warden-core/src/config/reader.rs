@@ -180,7 +180,13 @@ impl Reader {
                 None
             }
             None => {
-                let what = if node.value.is_number() { "must be a whole number" } else { "must be an integer" };
+                let what = if node.value.is_i64() {
+                    "must be"
+                } else if node.value.is_number() {
+                    "must be a whole number"
+                } else {
+                    "must be an integer"
+                };
                 self.error(node.path.clone(), format!("{what} {within}, got `{}`", shown(node.value)));
                 None
             }

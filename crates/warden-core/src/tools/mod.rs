@@ -1,62 +1,333 @@
 //! The tool-call judge: allow, ask or deny, with approval scopes.
 //!
-//! Not available yet: the section accepts no settings and every call answers
-//! `not-configured`. Failure mode: fail-closed.
+//! Every tool call is judged in this order, and the first step that objects
+//! decides:
+//!
+//! 1. **Saved deny** ([`memory`]): a person denied this exact call before
+//!    (same tool, same normalized arguments, same policy version).
+//! 2. **Input validation** ([`validate`]) and **budget** ([`budget`]): these
+//!    always run, so a remembered approval never lets through malformed
+//!    input or an agent past its budget. The call is counted here.
+//! 3. **Saved allow** ([`memory`]): a person allowed this exact call before,
+//!    in a scope that still holds (`always`, this `session`, or `once`,
+//!    which is used up).
+//! 4. **Path guard** ([`path_guard`]): protected paths and workspace
+//!    confinement for the paths the call names, including the host's
+//!    `derivedPaths`.
+//! 5. **Exec gate** ([`exec`]): for shell tools, the command is parsed and
+//!    every program it would run is checked by rule family; the paths the
+//!    command reads and writes go through the path guard's checks here.
+//! 6. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
+//!    named in `askTools` are asked.
+//! 7. **Allow**.
+//!
+//! Within a step, the most severe finding decides (deny over ask, then the
+//! higher risk) and the others are listed as signals. Every rule's decision,
+//! risk and approval scope is configurable (`tools.rules`); `allow` turns a
+//! rule off. An `ask` verdict carries the broadest scope an approval may be
+//! remembered for and the key to answer it with; the host passes the
+//! person's answer to `record-approval`.
+//!
+//! Paths are normalized textually. A symbolic link cannot be resolved inside
+//! the sandbox, which has no filesystem, so a link to `~/.ssh` under another
+//! name is not recognized from the name alone; hosts that resolve paths pass
+//! the resolved ones as `derivedPaths`, and the judge checks those too.
+//!
+//! The judge is on by default with the defaults of [`config::ToolsConfig`];
+//! `tools.enabled: false` turns it off, and `tools.mode: observe` decides,
+//! logs and counts but answers `allow` with the decision in `observed`.
+//!
+//! Failure mode: **fail-closed**. When decision memory or a budget cannot be
+//! read or written, the call is denied with `tools.storage-unavailable`.
 
-use crate::config::reader::{Obj, Reader};
-use crate::model::{Approval, CheckStatus, Mode, PolicyError, ToolCall, Usage, Verdict};
-use crate::ports::Ports;
-use serde::Serialize;
+pub mod budget;
+pub mod config;
+pub mod exec;
+pub mod memory;
+pub mod path_guard;
+pub mod rules;
+#[cfg(test)]
+mod table;
+pub mod taxonomy;
+#[cfg(test)]
+mod tests;
+pub mod validate;
+
+pub use config::ToolsConfig;
+
+use crate::model::{Approval, Decision, PolicyError, Risk, Signal, ToolCall, Usage, Verdict};
+use crate::ports::{Ports, StorageError};
+use crate::prelude::*;
+use crate::shell;
+use config::RuleDecision;
+use path_guard::Places;
 use serde_json::Value;
+use taxonomy::{Kind, ToolEntry};
 
 /// Approval keys of tool calls start with this.
 pub const APPROVAL_KEY_PREFIX: &str = "t1:";
 
-/// The `tools` section.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
-#[serde(rename_all = "camelCase", default)]
-pub struct ToolsConfig {}
-
-impl ToolsConfig {
-    /// Fields of the `tools` section.
-    pub const FIELDS: &'static [&'static str] = &[];
-
-    /// Reads the `tools` section; its unknown fields were already reported.
-    pub fn read(_r: &mut Reader, _obj: Option<Obj<'_>>) -> ToolsConfig {
-        ToolsConfig {}
-    }
-
-    /// The check's status for reports.
-    pub fn status(&self) -> CheckStatus {
-        CheckStatus {
-            check: "tools".into(),
-            active: false,
-            mode: Mode::Enforce.as_str().into(),
-            reason: Some("not_configured".into()),
-            failure_mode: "fail-closed".into(),
-        }
-    }
+/// One objection of a check: the rule and why, quoting what it saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub reason: String,
 }
 
 /// Judges a tool call whose arguments are the JSON object `args`. `version`
 /// is the digest of this section; remembered answers are bound to it.
-pub fn judge(_config: &ToolsConfig, _version: &str, _ports: &Ports<'_>, _call: &ToolCall, _args: &Value) -> Verdict {
-    Verdict::not_configured("tool-call")
+pub fn judge(config: &ToolsConfig, version: &str, ports: &Ports<'_>, call: &ToolCall, args: &Value) -> Verdict {
+    if !config.enabled {
+        return Verdict::not_configured("tool-call");
+    }
+    evaluate(config, version, ports, call, args).under(config.mode)
+}
+
+fn storage_failure(e: &StorageError) -> Verdict {
+    Verdict::deny(
+        rules::STORAGE_UNAVAILABLE,
+        format!("Decision memory or budgets could not be read or written ({e}), so the call is refused to be safe."),
+        Risk::High,
+    )
+}
+
+/// The places a call works in: its working directory and workspace.
+fn places<'c>(config: &'c ToolsConfig, call: &ToolCall, entry: Option<&ToolEntry>, args: &Value) -> Places<'c> {
+    let home = config.home.as_deref();
+    let call_cwd = call.cwd.as_deref().filter(|c| !c.is_empty());
+    let workspace = config.workspace.as_deref().or(call_cwd).map(|w| crate::paths::normalize(w, None, home));
+    let base = call_cwd.map(|c| crate::paths::normalize(c, workspace.as_deref(), home)).or_else(|| workspace.clone());
+    let field_cwd = entry
+        .into_iter()
+        .flat_map(|e| &e.cwd_fields)
+        .find_map(|f| args.get(f.as_str()).and_then(Value::as_str))
+        .filter(|c| !c.is_empty())
+        .map(|c| crate::paths::normalize(c, base.as_deref(), home));
+    Places {
+        cwd: field_cwd.or(base),
+        workspace,
+        home,
+        protected: &config.protected_paths,
+        writable: &config.writable_paths,
+    }
+}
+
+fn command_of<'a>(entry: Option<&ToolEntry>, args: &'a Value) -> Option<&'a str> {
+    let entry = entry.filter(|e| e.kind == Kind::Shell)?;
+    entry.command_fields.iter().find_map(|f| args.get(f.as_str()).and_then(Value::as_str))
+}
+
+/// The arguments as fingerprinted: fields that change nothing removed,
+/// commands printed canonically, paths normalized.
+fn normalized_args(entry: Option<&ToolEntry>, args: &Value, places: &Places<'_>) -> Value {
+    let Value::Object(map) = args else { return args.clone() };
+    let mut map = map.clone();
+    for f in memory::IGNORED_FIELDS {
+        map.remove(*f);
+    }
+    if let Some(e) = entry {
+        for f in &e.command_fields {
+            if let Some(Value::String(c)) = map.get(f.as_str())
+                && let Ok(script) = shell::parse(c)
+            {
+                let printed = shell::print::script(&script);
+                map.insert(f.clone(), Value::String(printed));
+            }
+        }
+        for f in e.path_fields.iter().chain(&e.cwd_fields) {
+            match map.get_mut(f.as_str()) {
+                Some(Value::String(p)) => *p = places.normalize(p),
+                Some(Value::Array(items)) => {
+                    for item in items {
+                        if let Value::String(p) = item {
+                            *p = places.normalize(p);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Value::Object(map)
+}
+
+/// Turns findings into a verdict: the most severe finding that is not
+/// turned off decides; the rest become signals.
+fn decide(
+    config: &ToolsConfig,
+    version: &str,
+    fp: &str,
+    findings: Vec<Finding>,
+    signals: &mut Vec<Signal>,
+) -> Option<Verdict> {
+    let mut chosen: Option<(Finding, config::RuleSetting)> = None;
+    let mut others = Vec::new();
+    for f in findings {
+        let setting = config.rule(f.rule);
+        if setting.decision == RuleDecision::Allow {
+            signals.push(Signal::new(f.rule, f.reason));
+            continue;
+        }
+        let better = chosen.as_ref().is_none_or(|(_, best)| {
+            (setting.decision.decision(), setting.risk.risk()) > (best.decision.decision(), best.risk.risk())
+        });
+        if better {
+            if let Some((old, _)) = chosen.replace((f, setting)) {
+                others.push(old);
+            }
+        } else {
+            others.push(f);
+        }
+    }
+    let (finding, setting) = chosen?;
+    let mut verdict = Verdict::new(setting.decision.decision(), finding.rule, finding.reason, setting.risk.risk());
+    if verdict.decision == Decision::Ask {
+        let scope = setting.scope.scope();
+        verdict.scope = Some(scope);
+        verdict.approval_key = Some(memory::approval_key(scope, version, fp));
+    }
+    for o in others {
+        verdict.signals.push(Signal::new(o.rule, o.reason));
+    }
+    verdict.signals.append(signals);
+    Some(verdict)
+}
+
+fn evaluate(config: &ToolsConfig, version: &str, ports: &Ports<'_>, call: &ToolCall, args: &Value) -> Verdict {
+    let builtin = taxonomy::builtin();
+    let entry = config.classify(&builtin, &call.tool_name);
+    let entry = entry.as_ref();
+    let places = places(config, call, entry, args);
+    let fp = memory::fingerprint(&call.tool_name, &normalized_args(entry, args, &places));
+    let session = call.session_id.as_deref().filter(|s| !s.is_empty());
+    let call_id = call.call_id.as_deref().filter(|s| !s.is_empty());
+
+    // 1. Saved deny.
+    let saved = match memory::lookup(ports.storage, version, &fp, session, call_id) {
+        Ok(saved) => saved,
+        Err(e) => return storage_failure(&e),
+    };
+    if let Some(s) = saved.as_ref().filter(|s| !s.allow) {
+        if let Err(e) = memory::consume(ports.storage, s) {
+            return storage_failure(&e);
+        }
+        let mut v = Verdict::deny(
+            rules::MEMORY_DENY,
+            format!("A person denied this exact call before (scope `{}`).", s.scope.as_str()),
+            Risk::High,
+        );
+        v.scope = Some(s.scope);
+        return v;
+    }
+
+    // 2. Input validation and budget.
+    let mut signals = Vec::new();
+    let schema = config.inputs.iter().find(|s| s.tool == call.tool_name);
+    let builtin_schemas = if config.builtin_inputs && schema.is_none() { validate::builtin() } else { Vec::new() };
+    let schema = schema.or_else(|| builtin_schemas.iter().find(|s| s.tool == call.tool_name));
+    if let Some((rule, reason)) = validate::check(schema, entry, &call.tool_name, args)
+        && let Some(v) = decide(config, version, &fp, vec![Finding { rule, reason }], &mut signals)
+    {
+        return v;
+    }
+    if let Some(b) = &config.budget {
+        let agent = call.identity.agent_id.as_deref().filter(|a| !a.is_empty()).unwrap_or(budget::DEFAULT_AGENT);
+        match budget::check(b, ports.storage, agent, call.now_ms, config.mode == crate::model::Mode::Observe) {
+            Ok(outcome) => {
+                signals.extend(outcome.signals);
+                if let Some((rule, reason)) = outcome.exceeded
+                    && let Some(v) = decide(config, version, &fp, vec![Finding { rule, reason }], &mut signals)
+                {
+                    return v;
+                }
+            }
+            Err(e) => return storage_failure(&e),
+        }
+    }
+
+    // 3. Saved allow.
+    if let Some(s) = saved.filter(|s| s.allow) {
+        match memory::consume(ports.storage, &s) {
+            Ok(true) => {
+                let mut v = Verdict::allow(
+                    rules::MEMORY_ALLOW,
+                    format!("A person allowed this exact call before (scope `{}`).", s.scope.as_str()),
+                );
+                v.scope = Some(s.scope);
+                v.signals = signals;
+                return v;
+            }
+            // Another call used this once-only answer first.
+            Ok(false) => {}
+            Err(e) => return storage_failure(&e),
+        }
+    }
+
+    // 4. Path guard.
+    let findings = path_guard::check(&places, entry, &call.tool_name, args, &call.derived_paths);
+    if let Some(v) = decide(config, version, &fp, findings, &mut signals) {
+        return v;
+    }
+
+    // 5. Exec gate.
+    if let Some(command) = command_of(entry, args) {
+        let findings = exec::check(&places, command, places.cwd.as_deref());
+        if let Some(v) = decide(config, version, &fp, findings, &mut signals) {
+            return v;
+        }
+    }
+
+    // 6. Ask rules.
+    let kind = entry.map_or(Kind::Other, |e| e.kind);
+    let tool = crate::config::reader::shorten(&call.tool_name);
+    let mut findings = Vec::new();
+    if config.ask_kinds.contains(&kind) {
+        findings.push(Finding {
+            rule: rules::ASK_KIND,
+            reason: format!("`{tool}` is a {} tool, which a person approves before it runs.", kind.as_str()),
+        });
+    }
+    if config.ask_tools.iter().any(|g| taxonomy::name_matches(g, &call.tool_name)) {
+        findings.push(Finding {
+            rule: rules::ASK_TOOL,
+            reason: format!("`{tool}` is listed in `askTools`, so a person approves it before it runs."),
+        });
+    }
+    if let Some(v) = decide(config, version, &fp, findings, &mut signals) {
+        return v;
+    }
+
+    // 7. Allow.
+    let mut v = Verdict::allow(rules::ALLOW, "Nothing in the tool-call policy objects to this call.");
+    v.signals = signals;
+    v
 }
 
 /// Records a person's answer to an `ask` of this judge.
 pub fn record_approval(
-    _config: &ToolsConfig,
-    _version: &str,
-    _ports: &Ports<'_>,
-    _approval: &Approval,
+    config: &ToolsConfig,
+    version: &str,
+    ports: &Ports<'_>,
+    approval: &Approval,
 ) -> Result<(), PolicyError> {
-    Err(PolicyError::InvalidInput("key: the tool-call judge is not configured, so it asked nothing".into()))
+    if !config.enabled {
+        return Err(PolicyError::InvalidInput("key: the tool-call judge is off, so it asked nothing".into()));
+    }
+    memory::record(ports.storage, version, approval)
 }
 
 /// Records model usage for budgets.
-pub fn record_usage(_config: &ToolsConfig, _ports: &Ports<'_>, _usage: &Usage) -> Result<(), PolicyError> {
-    Ok(())
+pub fn record_usage(config: &ToolsConfig, ports: &Ports<'_>, usage: &Usage) -> Result<(), PolicyError> {
+    if !config.enabled {
+        return Ok(());
+    }
+    budget::record(config.budget.as_ref(), ports.storage, usage)
+}
+
+/// Forgets the once-only answers of a session that settled.
+pub fn settle_session(config: &ToolsConfig, ports: &Ports<'_>, session_id: &str) -> Result<(), PolicyError> {
+    if !config.enabled {
+        return Ok(());
+    }
+    memory::clear_session(ports.storage, session_id)
 }

@@ -1,0 +1,613 @@
+//! Deterministic detection of concrete secrets in message text.
+//!
+//! Each detector recognises one credential format by its structure (a fixed
+//! prefix, an alphabet, a length, a decodable header), so a hit is evidence of
+//! a real secret rather than a guess. The generic high-entropy detector covers
+//! tokens without a known prefix; it is the only one that looks at context, and
+//! the exemptions (UUIDs, hashes named as such, commit IDs in repository URLs,
+//! placeholders) apply to it and, for placeholders, to the matched span of the
+//! prefixed formats. No exemption can be earned by text placed around a
+//! prefixed secret: `sha256: ghp_…` is still a GitHub token.
+//!
+//! A hit names the detector and where it starts, never the matched text, so a
+//! verdict, a log line or a counter cannot carry the secret onwards.
+//!
+//! Work is linear in the text for each detector and the text is bounded by
+//! [`super::MAX_BODY_BYTES`] before it gets here.
+
+use crate::prelude::*;
+use base64::Engine as _;
+
+/// Most hits reported for one text; scanning stops after this many.
+pub const MAX_HITS: usize = 32;
+/// Shortest token the high-entropy detector considers, in characters.
+pub const MIN_ENTROPY_TOKEN_CHARS: usize = 24;
+/// Shortest all-hex or single-case token the high-entropy detector considers,
+/// and only next to a word like `token` or `secret`, in characters.
+pub const MIN_CONTEXT_TOKEN_CHARS: usize = 32;
+/// Shannon entropy, in bits per character, at or above which a mixed-case
+/// alphanumeric token counts as random.
+pub const MIN_ENTROPY_BITS: f64 = 4.0;
+/// Entropy at or above which a hex or single-case token next to a secret word counts as random.
+pub const MIN_CONTEXT_ENTROPY_BITS: f64 = 3.0;
+/// Longest average run of one character class (upper, lower, digit, other) in
+/// a random-looking token. Words and identifiers have long runs; random
+/// base62 or base64 averages about 1.6.
+pub const MAX_AVERAGE_CLASS_RUN: f64 = 2.5;
+/// Largest share of a random-looking token that may sit in runs of three or
+/// more lower-case letters. Identifiers made of words are mostly such runs;
+/// random base62 has about 16%.
+pub const MAX_WORD_FRACTION: f64 = 0.4;
+/// How far before a token the context words are looked for, in bytes.
+pub const CONTEXT_BYTES: usize = 40;
+/// Fewest base64 characters of key material that make a private key block a secret.
+pub const MIN_PRIVATE_KEY_BODY_CHARS: usize = 64;
+/// Longest private key block examined, in bytes.
+pub const MAX_PRIVATE_KEY_BLOCK_BYTES: usize = 16 * 1024;
+
+/// Detector names, as hits, rules and test data spell them.
+pub mod names {
+    pub const PRIVATE_KEY: &str = "private-key";
+    pub const AWS_ACCESS_KEY: &str = "aws-access-key";
+    pub const GITHUB_TOKEN: &str = "github-token";
+    pub const SLACK_TOKEN: &str = "slack-token";
+    pub const SLACK_WEBHOOK: &str = "slack-webhook";
+    pub const OPENAI_KEY: &str = "openai-key";
+    pub const STRIPE_KEY: &str = "stripe-key";
+    pub const GOOGLE_API_KEY: &str = "google-api-key";
+    pub const JWT: &str = "jwt";
+    pub const HIGH_ENTROPY: &str = "high-entropy";
+
+    /// Every detector, in the order they are tried.
+    pub const ALL: &[&str] = &[
+        PRIVATE_KEY,
+        AWS_ACCESS_KEY,
+        GITHUB_TOKEN,
+        SLACK_TOKEN,
+        SLACK_WEBHOOK,
+        OPENAI_KEY,
+        STRIPE_KEY,
+        GOOGLE_API_KEY,
+        JWT,
+        HIGH_ENTROPY,
+    ];
+}
+
+/// One detected secret: which detector and where it starts. Never the secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// One of [`names`].
+    pub detector: &'static str,
+    /// Where the secret starts, in characters from the start of the text (0-based).
+    pub offset: usize,
+}
+
+/// A hit by byte span, before it is turned into a character offset.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    detector: &'static str,
+    start: usize,
+    end: usize,
+}
+
+/// Every secret in `text`, ordered by position, at most [`MAX_HITS`].
+pub fn scan(text: &str) -> Vec<Hit> {
+    let bytes = text.as_bytes();
+    let mut spans: Vec<Span> = Vec::new();
+    private_keys(text, &mut spans);
+    aws_access_keys(bytes, &mut spans);
+    github_tokens(bytes, &mut spans);
+    slack_tokens(bytes, &mut spans);
+    slack_webhooks(bytes, &mut spans);
+    openai_keys(bytes, &mut spans);
+    stripe_keys(bytes, &mut spans);
+    google_api_keys(bytes, &mut spans);
+    jwts(bytes, &mut spans);
+    high_entropy(text, &mut spans);
+    spans.sort_by_key(|s| (s.start, s.end));
+    // One secret, one hit: a span inside an earlier one adds nothing.
+    let mut kept: Vec<Span> = Vec::new();
+    for span in spans {
+        if kept.last().is_some_and(|k| span.start < k.end) {
+            continue;
+        }
+        kept.push(span);
+        if kept.len() == MAX_HITS {
+            break;
+        }
+    }
+    char_offsets(text, &kept)
+}
+
+fn char_offsets(text: &str, spans: &[Span]) -> Vec<Hit> {
+    let mut out = Vec::with_capacity(spans.len());
+    let mut chars = 0usize;
+    let mut at = 0usize;
+    for span in spans {
+        chars += text.get(at..span.start).map_or(0, |s| s.chars().count());
+        at = span.start;
+        out.push(Hit { detector: span.detector, offset: chars });
+    }
+    out
+}
+
+fn is_alnum(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+
+fn is_b32(b: u8) -> bool {
+    b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b)
+}
+
+fn is_url_b64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
+/// Whether the byte before `at` would make `at` the middle of a word.
+fn glued(bytes: &[u8], at: usize, part_of_word: fn(u8) -> bool) -> bool {
+    at.checked_sub(1).and_then(|i| bytes.get(i)).is_some_and(|&b| part_of_word(b))
+}
+
+/// Length of the run of `class` bytes starting at `at`.
+fn run(bytes: &[u8], at: usize, class: fn(u8) -> bool) -> usize {
+    bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
+}
+
+/// Byte positions where `prefix` starts.
+fn starts<'a>(bytes: &'a [u8], prefix: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    let last = bytes.len().saturating_sub(prefix.len());
+    (0..=last).filter(move |&i| bytes.get(i..i + prefix.len()) == Some(prefix))
+}
+
+/// Whether a matched span is a documentation placeholder rather than a secret.
+fn placeholder(span: &[u8]) -> bool {
+    const WORDS: &[&[u8]] = &[b"XXXX", b"xxxx", b"REDACTED", b"redacted", b"EXAMPLE", b"example"];
+    WORDS.iter().any(|w| span.windows(w.len()).any(|win| win == *w))
+}
+
+fn push(spans: &mut Vec<Span>, bytes: &[u8], detector: &'static str, start: usize, end: usize) {
+    if let Some(span) = bytes.get(start..end)
+        && !placeholder(span)
+    {
+        spans.push(Span { detector, start, end });
+    }
+}
+
+/// PEM and PGP private key blocks with real key material in them.
+fn private_keys(text: &str, spans: &mut Vec<Span>) {
+    const BEGIN: &str = "-----BEGIN ";
+    for (start, _) in text.match_indices(BEGIN) {
+        let Some(after) = text.get(start + BEGIN.len()..) else {
+            continue;
+        };
+        let label_len = after.bytes().take(64).take_while(|b| b.is_ascii_uppercase() || *b == b' ').count();
+        let Some(label) = after.get(..label_len) else {
+            continue;
+        };
+        if !(label.ends_with("PRIVATE KEY") || label.ends_with("PRIVATE KEY BLOCK")) {
+            continue;
+        }
+        let Some(rest) = after.get(label_len..).and_then(|r| r.strip_prefix("-----")) else {
+            continue;
+        };
+        let block = rest.get(..rest.len().min(MAX_PRIVATE_KEY_BLOCK_BYTES)).unwrap_or(rest);
+        // The body ends at the next armour line, so blocks never overlap and
+        // the whole scan stays linear however many headers the text holds.
+        let body = block.split("-----").next().unwrap_or(block);
+        // Armour headers such as `Proc-Type:` are not key material.
+        let material: usize = body
+            .lines()
+            .filter(|line| !line.contains(':'))
+            .map(|line| {
+                let cleaned = line.replace("REDACTED", "").replace("EXAMPLE", "").replace("XXXX", "");
+                cleaned.bytes().filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')).count()
+            })
+            .sum();
+        if material >= MIN_PRIVATE_KEY_BODY_CHARS {
+            let end = start + BEGIN.len() + label_len + 5;
+            spans.push(Span { detector: names::PRIVATE_KEY, start, end });
+        }
+    }
+}
+
+/// AWS access key IDs: a four-letter kind and sixteen base32 characters.
+fn aws_access_keys(bytes: &[u8], spans: &mut Vec<Span>) {
+    for prefix in [&b"AKIA"[..], b"ASIA", b"ABIA", b"ACCA"] {
+        for start in starts(bytes, prefix) {
+            if glued(bytes, start, is_alnum) {
+                continue;
+            }
+            let body = start + 4;
+            if run(bytes, body, is_b32) < 16 {
+                continue;
+            }
+            let end = body + 16;
+            // An all-capital word that happens to start with `ASIA` is not a key:
+            // a key followed by more capitals must at least contain a digit.
+            let at_boundary = !bytes.get(end).is_some_and(|&b| is_alnum(b));
+            let has_digit = bytes.get(body..end).is_some_and(|s| s.iter().any(u8::is_ascii_digit));
+            if at_boundary || has_digit {
+                push(spans, bytes, names::AWS_ACCESS_KEY, start, end);
+            }
+        }
+    }
+}
+
+/// GitHub tokens: `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and fine-grained `github_pat_`.
+fn github_tokens(bytes: &[u8], spans: &mut Vec<Span>) {
+    for prefix in [&b"ghp_"[..], b"gho_", b"ghu_", b"ghs_", b"ghr_"] {
+        for start in starts(bytes, prefix) {
+            let len = run(bytes, start + 4, is_alnum);
+            if !glued(bytes, start, is_alnum) && len >= 36 {
+                push(spans, bytes, names::GITHUB_TOKEN, start, start + 4 + len);
+            }
+        }
+    }
+    for start in starts(bytes, b"github_pat_") {
+        let len = run(bytes, start + 11, |b| is_alnum(b) || b == b'_');
+        if !glued(bytes, start, is_alnum) && len >= 82 {
+            push(spans, bytes, names::GITHUB_TOKEN, start, start + 11 + len);
+        }
+    }
+}
+
+/// Slack tokens: `xoxb-`, `xoxp-`, `xoxa-` and kin, then numeric team and user parts.
+fn slack_tokens(bytes: &[u8], spans: &mut Vec<Span>) {
+    for prefix in [&b"xoxb-"[..], b"xoxp-", b"xoxa-", b"xoxr-", b"xoxs-"] {
+        for start in starts(bytes, prefix) {
+            if glued(bytes, start, is_alnum) {
+                continue;
+            }
+            let body = start + prefix.len();
+            let len = run(bytes, body, |b| is_alnum(b) || b == b'-');
+            let Some(token) = bytes.get(body..body + len) else {
+                continue;
+            };
+            let mut parts = token.split(|&b| b == b'-');
+            let numeric_first = parts.next().is_some_and(|p| !p.is_empty() && p.iter().all(u8::is_ascii_digit));
+            if len >= 20 && numeric_first && parts.filter(|p| !p.is_empty()).count() >= 2 {
+                push(spans, bytes, names::SLACK_TOKEN, start, body + len);
+            }
+        }
+    }
+}
+
+/// Slack incoming-webhook URLs, which post as the workspace without any other credential.
+fn slack_webhooks(bytes: &[u8], spans: &mut Vec<Span>) {
+    const HOST: &[u8] = b"hooks.slack.com/services/";
+    let id = |b: u8| b.is_ascii_uppercase() || b.is_ascii_digit();
+    for start in starts(bytes, HOST) {
+        let mut at = start + HOST.len();
+        let mut ok = true;
+        for lead in [b'T', b'B'] {
+            let len = run(bytes, at, id);
+            ok &= bytes.get(at) == Some(&lead) && len >= 8 && bytes.get(at + len) == Some(&b'/');
+            at += len + 1;
+        }
+        let secret = run(bytes, at, is_alnum);
+        if ok && secret >= 20 {
+            push(spans, bytes, names::SLACK_WEBHOOK, start, at + secret);
+        }
+    }
+}
+
+/// OpenAI-style `sk-` keys (also `sk-proj-`, `sk-ant-`): long, with upper case, lower case and digits.
+fn openai_keys(bytes: &[u8], spans: &mut Vec<Span>) {
+    for start in starts(bytes, b"sk-") {
+        if glued(bytes, start, |b| is_alnum(b) || b == b'-' || b == b'_') {
+            continue;
+        }
+        let len = run(bytes, start + 3, is_url_b64);
+        let Some(body) = bytes.get(start + 3..start + 3 + len) else {
+            continue;
+        };
+        let mixed = body.iter().any(u8::is_ascii_uppercase)
+            && body.iter().any(u8::is_ascii_lowercase)
+            && body.iter().any(u8::is_ascii_digit);
+        if len >= 20 && mixed {
+            push(spans, bytes, names::OPENAI_KEY, start, start + 3 + len);
+        }
+    }
+}
+
+/// Stripe secret, restricted and webhook-signing keys. Publishable `pk_` keys are public.
+fn stripe_keys(bytes: &[u8], spans: &mut Vec<Span>) {
+    for prefix in [&b"sk_live_"[..], b"sk_test_", b"rk_live_", b"rk_test_", b"whsec_"] {
+        for start in starts(bytes, prefix) {
+            let len = run(bytes, start + prefix.len(), is_alnum);
+            if !glued(bytes, start, is_alnum) && len >= 16 {
+                push(spans, bytes, names::STRIPE_KEY, start, start + prefix.len() + len);
+            }
+        }
+    }
+}
+
+/// Google API keys: `AIza` and 35 URL-safe base64 characters.
+fn google_api_keys(bytes: &[u8], spans: &mut Vec<Span>) {
+    for start in starts(bytes, b"AIza") {
+        if !glued(bytes, start, is_url_b64) && run(bytes, start + 4, is_url_b64) >= 35 {
+            push(spans, bytes, names::GOOGLE_API_KEY, start, start + 39);
+        }
+    }
+}
+
+/// JSON Web Tokens whose header decodes to a JSON object naming its algorithm.
+fn jwts(bytes: &[u8], spans: &mut Vec<Span>) {
+    for start in starts(bytes, b"eyJ") {
+        if glued(bytes, start, is_url_b64) {
+            continue;
+        }
+        let header_len = run(bytes, start, is_url_b64);
+        let payload_at = start + header_len + 1;
+        if bytes.get(start + header_len) != Some(&b'.') {
+            continue;
+        }
+        let payload_len = run(bytes, payload_at, is_url_b64);
+        let signature_at = payload_at + payload_len + 1;
+        if payload_len == 0 || bytes.get(payload_at + payload_len) != Some(&b'.') {
+            continue;
+        }
+        let signature_len = run(bytes, signature_at, is_url_b64);
+        let header = bytes.get(start..start + header_len).and_then(decode_json_object);
+        let payload = bytes.get(payload_at..payload_at + payload_len).and_then(decode_json_object);
+        let (Some(header), Some(_)) = (header, payload) else {
+            continue;
+        };
+        let Some(alg) = header.get("alg").and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        // An unsigned token is still a bearer credential; a signed one needs a signature.
+        if alg.eq_ignore_ascii_case("none") || signature_len >= 16 {
+            spans.push(Span { detector: names::JWT, start, end: signature_at + signature_len });
+        }
+    }
+}
+
+fn decode_json_object(segment: &[u8]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(segment).ok()?;
+    match serde_json::from_slice(&raw).ok()? {
+        serde_json::Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
+}
+
+/// Prefixes of keys that are public by design.
+const PUBLIC_PREFIXES: &[&str] = &["pk_live_", "pk_test_"];
+
+/// Byte ranges of PEM blocks that hold public material (certificates, public keys).
+fn public_blocks(text: &str) -> Vec<(usize, usize)> {
+    const BEGIN: &str = "-----BEGIN ";
+    let mut out = Vec::new();
+    for (start, _) in text.match_indices(BEGIN) {
+        let Some(after) = text.get(start + BEGIN.len()..) else {
+            continue;
+        };
+        let Some(label_end) = after.get(..after.len().min(64)).and_then(|h| h.find("-----")) else {
+            continue;
+        };
+        let label = after.get(..label_end).unwrap_or_default();
+        if label.contains("PRIVATE") {
+            continue;
+        }
+        let body_at = label_end + 5;
+        let Some(rest) = after.get(body_at..) else {
+            continue;
+        };
+        let body_len = rest.find("-----").unwrap_or(rest.len());
+        let end_marker = format!("-----END {label}-----");
+        if rest.get(body_len..).is_some_and(|r| r.starts_with(&end_marker)) {
+            out.push((start, start + BEGIN.len() + body_at + body_len + end_marker.len()));
+        }
+    }
+    out
+}
+
+/// Random-looking tokens without a known prefix.
+fn high_entropy(text: &str, spans: &mut Vec<Span>) {
+    let bytes = text.as_bytes();
+    let public = public_blocks(text);
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = run(bytes, at, is_token_byte);
+        if len == 0 {
+            at += 1;
+            continue;
+        }
+        let token_end = at + len;
+        // Base64 padding belongs to the token; an `=` followed by more is a separator (`key=value`).
+        let padded_end = token_end + run(bytes, token_end, |b| b == b'=');
+        let padded_end = if bytes.get(padded_end).is_some_and(|&b| is_token_byte(b)) { token_end } else { padded_end };
+        let taken = spans.iter().any(|s| s.start < token_end && at < s.end);
+        let inside_public = public.iter().any(|&(s, e)| s <= at && token_end <= e);
+        let public_key =
+            PUBLIC_PREFIXES.iter().any(|p| bytes.get(at..).is_some_and(|rest| rest.starts_with(p.as_bytes())));
+        if !taken && !inside_public && !public_key {
+            judge_token(text, at, padded_end, spans);
+        }
+        at = padded_end.max(token_end + 1);
+    }
+}
+
+/// A token with slashes is judged whole unless it reads like a path or URL,
+/// in which case each segment is judged on its own.
+fn judge_token(text: &str, start: usize, end: usize, spans: &mut Vec<Span>) {
+    let Some(token) = text.get(start..end) else {
+        return;
+    };
+    if token.contains('/') && path_like(token) {
+        let mut seg_start = start;
+        for segment in token.split('/') {
+            let seg_end = seg_start + segment.len();
+            if is_random(text, seg_start, seg_end) {
+                spans.push(Span { detector: names::HIGH_ENTROPY, start: seg_start, end: seg_end });
+            }
+            seg_start = seg_end + 1;
+        }
+    } else if is_random(text, start, end) {
+        spans.push(Span { detector: names::HIGH_ENTROPY, start, end });
+    }
+}
+
+fn path_like(token: &str) -> bool {
+    token.split('/').any(|seg| {
+        seg.is_empty()
+            || (seg.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_')
+                && class_switches(seg.as_bytes()) <= 2)
+    })
+}
+
+fn class_of(b: u8) -> u8 {
+    if b.is_ascii_uppercase() {
+        0
+    } else if b.is_ascii_lowercase() {
+        1
+    } else if b.is_ascii_digit() {
+        2
+    } else {
+        3
+    }
+}
+
+fn class_switches(token: &[u8]) -> usize {
+    token.windows(2).filter(|w| matches!(w, [a, b] if class_of(*a) != class_of(*b))).count()
+}
+
+/// Shannon entropy of the bytes of `token`, in bits per byte.
+pub fn entropy(token: &[u8]) -> f64 {
+    if token.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for &b in token {
+        if let Some(c) = counts.get_mut(usize::from(b)) {
+            *c += 1;
+        }
+    }
+    let n = token.len() as f64;
+    counts.iter().filter(|&&c| c > 0).map(|&c| f64::from(c) / n).map(|p| -p * libm::log2(p)).sum()
+}
+
+const SECRET_WORDS: &[&str] = &[
+    "secret",
+    "token",
+    "passw",
+    "pwd",
+    "apikey",
+    "api_key",
+    "api-key",
+    "api key",
+    "access key",
+    "access_key",
+    "auth",
+    "bearer",
+    "credential",
+    "private key",
+    "private_key",
+    "key=",
+    "key:",
+    "key\":",
+    "key is",
+];
+
+const HASH_WORDS: &[&str] = &[
+    "sha",
+    "md5",
+    "hash",
+    "digest",
+    "checksum",
+    "commit",
+    "revision",
+    "rev ",
+    "etag",
+    "fingerprint",
+    "blake",
+    "crc",
+    "oid",
+];
+
+const REPO_PATHS: &[&str] = &["/commit/", "/commits/", "/tree/", "/blob/", "/compare/", "/-/commit/"];
+
+/// Standard digest lengths in hex characters: MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512.
+const HASH_HEX_LENGTHS: &[usize] = &[32, 40, 56, 64, 96, 128];
+/// The same digests in base64 without padding (SHA-224 is 38).
+const HASH_B64_LENGTHS: &[usize] = &[22, 27, 38, 43, 64, 86];
+
+fn context_before(text: &str, start: usize) -> String {
+    let mut from = start.saturating_sub(CONTEXT_BYTES);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    text.get(from..start).unwrap_or_default().to_ascii_lowercase()
+}
+
+fn is_uuid(token: &[u8]) -> bool {
+    token.len() == 36
+        && token
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| if matches!(i, 8 | 13 | 18 | 23) { b == b'-' } else { b.is_ascii_hexdigit() })
+}
+
+fn is_sri_hash(token: &str) -> bool {
+    let lower = token.to_ascii_lowercase();
+    ["sha1-", "sha256-", "sha384-", "sha512-"].iter().any(|p| lower.starts_with(p))
+}
+
+/// Share of a token's characters that sit in runs of three or more lower-case
+/// letters: the words of identifiers such as `SplitByUtf8Boundary`.
+fn word_fraction(token: &[u8]) -> f64 {
+    let mut in_words = 0usize;
+    let mut at = 0;
+    while at < token.len() {
+        let len = run(token, at, |b| b.is_ascii_lowercase());
+        if len >= 3 {
+            in_words += len;
+        }
+        at += len.max(1);
+    }
+    in_words as f64 / token.len().max(1) as f64
+}
+
+/// Average length of runs of one character class.
+fn average_class_run(token: &[u8]) -> f64 {
+    let runs = class_switches(token) + 1;
+    token.len() as f64 / runs as f64
+}
+
+fn is_random(text: &str, start: usize, end: usize) -> bool {
+    let Some(token) = text.get(start..end) else {
+        return false;
+    };
+    let bytes = token.trim_end_matches('=').as_bytes();
+    if bytes.len() < MIN_ENTROPY_TOKEN_CHARS || placeholder(bytes) || is_uuid(bytes) || is_sri_hash(token) {
+        return false;
+    }
+    let upper = bytes.iter().any(u8::is_ascii_uppercase);
+    let lower = bytes.iter().any(u8::is_ascii_lowercase);
+    let digit = bytes.iter().any(u8::is_ascii_digit);
+    let context = context_before(text, start);
+    if upper && lower && digit {
+        let named_hash = HASH_B64_LENGTHS.contains(&bytes.len()) && HASH_WORDS.iter().any(|w| context.contains(w));
+        return !named_hash
+            && entropy(bytes) >= MIN_ENTROPY_BITS
+            && average_class_run(bytes) <= MAX_AVERAGE_CLASS_RUN
+            && word_fraction(bytes) <= MAX_WORD_FRACTION;
+    }
+    // Hex and single-case tokens are mostly hashes and IDs: only a secret word
+    // right before one makes it a secret, and a hash named as such never is.
+    let hex = bytes.iter().all(u8::is_ascii_hexdigit);
+    let named_hash = hex
+        && (HASH_HEX_LENGTHS.contains(&bytes.len()) && HASH_WORDS.iter().any(|w| context.contains(w))
+            || (7..=40).contains(&bytes.len()) && REPO_PATHS.iter().any(|p| context.ends_with(p)));
+    let secret_word = SECRET_WORDS.iter().any(|w| context.contains(w));
+    secret_word
+        && !named_hash
+        && digit
+        && (upper || lower)
+        && bytes.len() >= MIN_CONTEXT_TOKEN_CHARS
+        && entropy(bytes) >= MIN_CONTEXT_ENTROPY_BITS
+}

@@ -1,0 +1,678 @@
+use super::*;
+use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
+use crate::model::Identity;
+use crate::ports::{Entry, Http, Log};
+use core::cell::{Cell, RefCell};
+use serde_json::{Value, json};
+
+const CASES: &str = include_str!("../../testdata/gate-cases.json");
+const DAY0: u64 = 1_717_372_800_000; // 2024-06-03T00:00:00Z
+const ALICE: &str = "+15550100";
+const SECRET: &str = "correct-horse-battery-staple-0123456789";
+
+fn config_from(section: Value) -> Result<GateConfig, Vec<String>> {
+    let doc = json!({ "gate": section });
+    crate::Config::parse(&doc.to_string()).map(|c| c.gate).map_err(|e| e.iter().map(ToString::to_string).collect())
+}
+
+fn base_config() -> GateConfig {
+    config_from(json!({"ownerOffset": "+00:00", "templates": ["Reminder: your appointment is tomorrow."]}))
+        .expect("valid")
+}
+
+struct World {
+    http: ScriptedHttp,
+    storage: MemoryStorage,
+    log: VecLog,
+}
+
+impl World {
+    fn new() -> Self {
+        World { http: ScriptedHttp::unreachable(), storage: MemoryStorage::default(), log: VecLog::default() }
+    }
+
+    fn ports(&self) -> Ports<'_> {
+        Ports { http: &self.http, storage: &self.storage, log: &self.log }
+    }
+}
+
+fn message(channel: &str, recipient: &str, body: &str, thread: Option<&str>, now_ms: u64) -> OutboundMessage {
+    OutboundMessage {
+        direction: Direction::Outbound,
+        channel: channel.into(),
+        recipient: recipient.into(),
+        sender: None,
+        body: body.as_bytes().to_vec(),
+        thread: thread.map(Into::into),
+        message_id: None,
+        session_id: None,
+        now_ms,
+        identity: Identity::default(),
+    }
+}
+
+/// `HH:MM[:SS[.mmm]]` on day0 plus `day` days.
+fn at(time: &str, day: i64) -> u64 {
+    let (hms, ms) = time.split_once('.').unwrap_or((time, "0"));
+    let parts: Vec<u64> = hms.split(':').map(|p| p.parse().expect("number")).collect();
+    let secs = parts[0] * 3600 + parts[1] * 60 + parts.get(2).copied().unwrap_or(0);
+    let base = DAY0 as i64 + day * 86_400_000;
+    (base as u64) + secs * 1000 + ms.parse::<u64>().expect("ms")
+}
+
+fn str_of<'a>(v: &'a Value, key: &str, default: &'a str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or(default)
+}
+
+fn when(v: &Value, default: &str) -> u64 {
+    at(str_of(v, "at", default), v.get("day").and_then(Value::as_i64).unwrap_or(0))
+}
+
+fn run_case(base: &Value, case: &Value) -> Option<(String, String, Option<String>)> {
+    let mut section = base.clone();
+    if let Some(overrides) = case.get("config").and_then(Value::as_object) {
+        for (k, v) in overrides {
+            section[k] = v.clone();
+        }
+    }
+    let config = config_from(section).expect("case config is valid");
+    let world = World::new();
+    let ports = world.ports();
+    let default_setup = json!([{"op": "consent"}]);
+    let setup = case.get("setup").unwrap_or(&default_setup);
+    for op in setup.as_array().expect("setup") {
+        let channel = str_of(op, "channel", "sms");
+        let to = str_of(op, "to", ALICE);
+        let now = when(op, "08:00");
+        let thread = op.get("thread").and_then(Value::as_str);
+        let done = match str_of(op, "op", "") {
+            "consent" => consent(&config, &ports, channel, to, op.get("offset").and_then(Value::as_str), None, now),
+            "optout" => opt_out(&config, &ports, to, now),
+            "revoke" => revoke(&config, &ports, channel, to, now).map(|_| ()),
+            "variables" => {
+                let values: Vec<(String, String)> = op["values"]
+                    .as_object()
+                    .expect("values")
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().expect("value").to_string()))
+                    .collect();
+                set_variables(&config, &ports, channel, to, &values, now)
+            }
+            outcome => {
+                let delivery = match outcome {
+                    "sent" => Delivery::Sent,
+                    "failed" => Delivery::Failed,
+                    "reply" => Delivery::Reply,
+                    other => panic!("unknown op {other}"),
+                };
+                let report = OutcomeReport {
+                    channel: channel.into(),
+                    recipient: to.into(),
+                    delivery,
+                    thread: thread.map(Into::into),
+                    now_ms: now,
+                };
+                record_outcome(&config, &ports, &report)
+            }
+        };
+        if config.enabled {
+            done.expect("setup op succeeds");
+        }
+    }
+    let empty = json!({});
+    let c = case.get("check").unwrap_or(&empty);
+    let m = message(
+        str_of(c, "channel", "sms"),
+        str_of(c, "to", ALICE),
+        str_of(c, "body", "Reminder: your appointment is tomorrow."),
+        c.get("thread").and_then(Value::as_str),
+        when(c, "12:00"),
+    );
+    check(&config, &ports, &m)
+        .map(|v| (v.decision.as_str().to_string(), v.rule, v.observed.map(|o| o.as_str().to_string())))
+}
+
+#[test]
+fn every_gate_case_of_the_data_file_decides_with_its_rule() {
+    let doc: Value = serde_json::from_str(CASES).expect("case file is JSON");
+    assert_eq!(doc["day0Ms"].as_u64(), Some(DAY0));
+    let cases = doc["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 60, "only {} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in cases {
+        let got = run_case(&doc["base"], case);
+        let expected = match &case["expect"] {
+            Value::Null => None,
+            Value::Array(a) => {
+                let s = |i: usize| a.get(i).and_then(Value::as_str).map(ToString::to_string);
+                Some((s(0).expect("decision"), s(1).expect("rule"), s(2)))
+            }
+            other => panic!("bad expect {other}"),
+        };
+        if got != expected {
+            failures.push(format!("{}: got {got:?}, expected {expected:?}", case["name"]));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_ledger_holds_no_clear_text_recipient_or_body() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = GateConfig { ledger_secret: Some(LedgerSecret(SECRET.into())), ..base_config() };
+    let recipient = "ada.lovelace@example.test";
+    let body = "Reminder: your appointment is tomorrow.";
+    consent(&config, &ports, "email", recipient, Some("+01:00"), Some("signup form"), at("09:00", 0)).expect("consent");
+    set_variables(&config, &ports, "email", recipient, &[("first".into(), "Ada".into())], at("09:01", 0))
+        .expect("vars");
+    let v = check(&config, &ports, &message("email", recipient, body, Some("t-9"), at("12:00", 0))).expect("verdict");
+    assert_eq!(v.rule, rules::ROUTINE);
+    let report = OutcomeReport {
+        channel: "email".into(),
+        recipient: recipient.into(),
+        delivery: Delivery::Sent,
+        thread: Some("t-9".into()),
+        now_ms: at("12:01", 0),
+    };
+    record_outcome(&config, &ports, &report).expect("sent");
+    opt_out(&config, &ports, recipient, at("13:00", 0)).expect("optout");
+    let dump = world.storage.dump();
+    assert!(dump.len() >= 8, "{} records", dump.len());
+    for (ns, key, value) in dump {
+        let text = String::from_utf8_lossy(&value);
+        for needle in [recipient, "ada.lovelace", body, "appointment", SECRET] {
+            assert!(!key.contains(needle) && !text.contains(needle), "{ns}/{key} holds `{needle}`: {text}");
+        }
+    }
+    let lines = log(&config, &ports, MAX_LOG_LIMIT).expect("log");
+    assert_eq!(lines.len(), 5);
+    assert!(lines.iter().all(|l| l.recipient_hash.len() == 64 && l.recipient_hash == lines[0].recipient_hash));
+}
+
+#[test]
+fn the_log_lists_decisions_with_their_rules_newest_first() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+    let body = "Reminder: your appointment is tomorrow.";
+    let checks = [("12:00", body), ("22:00", body), ("12:30", "free text")];
+    for (time, text) in checks {
+        check(&config, &ports, &message("sms", ALICE, text, None, at(time, 0)));
+    }
+    let lines = log(&config, &ports, 3).expect("log");
+    let got: Vec<(u64, &str, Option<&str>, Option<&str>)> =
+        lines.iter().map(|l| (l.at_ms, l.event.as_str(), l.decision.as_deref(), l.rule.as_deref())).collect();
+    assert_eq!(
+        got,
+        vec![
+            (at("22:00", 0), "check", Some("block"), Some(rules::QUIET_HOURS)),
+            (at("12:30", 0), "check", Some("approve"), Some(rules::NO_TEMPLATE)),
+            (at("12:00", 0), "check", Some("pass"), Some(rules::ROUTINE)),
+        ]
+    );
+    assert!(lines.iter().all(|l| l.body_hash.is_some()));
+    assert_eq!(log(&config, &ports, 1).map(|l| l.len()), Ok(1));
+    assert_eq!(log(&config, &ports, MAX_LOG_LIMIT).map(|l| l.len()), Ok(4));
+    for bad in [0, MAX_LOG_LIMIT + 1] {
+        assert_eq!(
+            log(&config, &ports, bad),
+            Err(PolicyError::InvalidInput(format!("limit: must be between 1 and 50, got `{bad}`")))
+        );
+    }
+    let s = status(&config, &ports).expect("status");
+    assert_eq!((s.consents, s.opt_outs, s.open_threads, s.entries), (1, 0, 0, 4));
+    assert_eq!(s.decisions, vec![("pass".to_string(), 1), ("approve".to_string(), 1), ("block".to_string(), 1)]);
+}
+
+/// Storage that runs another writer's whole operation right before its own `n`-th write.
+struct Interleaved<'a> {
+    inner: &'a MemoryStorage,
+    before_write: Cell<usize>,
+    other: RefCell<Option<Box<dyn FnOnce() + 'a>>>,
+}
+
+impl Storage for Interleaved<'_> {
+    fn get(&self, ns: &str, key: &str) -> Result<Option<Entry>, StorageError> {
+        self.inner.get(ns, key)
+    }
+
+    fn set(&self, ns: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError> {
+        let n = self.before_write.get();
+        self.before_write.set(n.saturating_sub(1));
+        if n == 1
+            && let Some(other) = self.other.borrow_mut().take()
+        {
+            other();
+        }
+        self.inner.set(ns, key, value, when)
+    }
+
+    fn delete(&self, ns: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
+        self.inner.delete(ns, key, when)
+    }
+
+    fn list(&self, ns: &str, prefix: &str, limit: u32, reverse: bool) -> Result<Vec<(String, Entry)>, StorageError> {
+        self.inner.list(ns, prefix, limit, reverse)
+    }
+}
+
+#[test]
+fn two_hosts_recording_sends_to_one_thread_lose_no_record() {
+    // Host B's whole send lands between host A's read and each of A's writes in
+    // turn: the thread update, the ledger line (same millisecond) and the totals.
+    for nth_write in 1..=3 {
+        let storage = MemoryStorage::default();
+        let http = ScriptedHttp::unreachable();
+        let log_port = VecLog::default();
+        let config = base_config();
+        let direct = Ports { http: &http as &dyn Http, storage: &storage, log: &log_port as &dyn Log };
+        consent(&config, &direct, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+        let report = |t: &str| OutcomeReport {
+            channel: "sms".into(),
+            recipient: ALICE.into(),
+            delivery: Delivery::Sent,
+            thread: Some("t".into()),
+            now_ms: at(t, 0),
+        };
+        let host_b = || record_outcome(&config, &direct, &report("09:00")).expect("host B");
+        let racing = Interleaved {
+            inner: &storage,
+            before_write: Cell::new(nth_write),
+            other: RefCell::new(Some(Box::new(host_b))),
+        };
+        let ports_a = Ports { http: &http, storage: &racing, log: &log_port };
+        record_outcome(&config, &ports_a, &report("09:00")).expect("host A");
+        assert!(racing.other.borrow().is_none(), "host B ran (write {nth_write})");
+        let key = open(&config, &storage, 0).expect("key");
+        let rh = key.recipient(ALICE);
+        let thread =
+            store::get_json::<ThreadRecord>(&storage, NAMESPACE, &thread_key("sms", &rh, &key.thread(Some("t"))))
+                .expect("read")
+                .map(|(t, _)| t);
+        assert_eq!(thread.map(|t| (t.sends, t.awaiting_reply)), Some((2, true)), "write {nth_write}");
+        let lines = log(&config, &direct, MAX_LOG_LIMIT).expect("log");
+        let sent = lines.iter().filter(|l| l.event == "sent").count();
+        assert_eq!(sent, 2, "write {nth_write}: {lines:?}");
+        assert_eq!(ledger::stats(&storage).map(|s| s.entries), Ok(3), "write {nth_write}");
+    }
+}
+
+#[test]
+fn hosts_creating_the_ledger_at_once_share_one_key() {
+    let storage = MemoryStorage::default();
+    let config = base_config();
+    let other = || {
+        open(&config, &storage, 5).expect("other host opens");
+    };
+    let racing =
+        Interleaved { inner: &storage, before_write: Cell::new(1), other: RefCell::new(Some(Box::new(other))) };
+    let mine = open(&config, &racing, 7).expect("opens after losing the race");
+    let theirs = open(&config, &storage, 9).expect("reopen");
+    assert_eq!(mine.recipient(ALICE), theirs.recipient(ALICE));
+}
+
+#[test]
+fn a_changed_or_added_ledger_secret_fails_closed_instead_of_losing_opt_outs() {
+    let world = World::new();
+    let ports = world.ports();
+    let keyed = GateConfig { ledger_secret: Some(LedgerSecret(SECRET.into())), ..base_config() };
+    consent(&keyed, &ports, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+    opt_out(&keyed, &ports, ALICE, at("08:01", 0)).expect("optout");
+    let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", None, at("12:00", 0));
+    assert_eq!(check(&keyed, &ports, &m).map(|v| v.rule), Some(rules::OPTED_OUT.to_string()));
+    let other_secret = GateConfig { ledger_secret: Some(LedgerSecret("x".repeat(MIN_SECRET_CHARS))), ..base_config() };
+    let no_secret = base_config();
+    for config in [&other_secret, &no_secret] {
+        let v = check(config, &ports, &m).expect("verdict");
+        assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, rules::LEDGER_KEY_MISMATCH));
+        assert!(!v.reason.contains(SECRET));
+        let e = consent(config, &ports, "sms", "+15550111", None, None, at("12:00", 0)).expect_err("refused");
+        assert!(matches!(&e, PolicyError::Other(m) if m.contains("ledger")), "{e:?}");
+    }
+    // An unkeyed ledger refuses a secret added later, too.
+    let fresh = World::new();
+    let p = fresh.ports();
+    consent(&no_secret, &p, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+    assert_eq!(check(&keyed, &p, &m).map(|v| v.rule), Some(rules::LEDGER_KEY_MISMATCH.to_string()));
+}
+
+#[test]
+fn the_ledger_secret_never_leaves_the_configuration() {
+    let config = config_from(json!({"ownerOffset": "+01:00", "ledgerSecret": SECRET})).expect("valid");
+    assert!(config.ledger_secret.is_some());
+    assert!(!format!("{config:?}").contains(SECRET));
+    assert!(!serde_json::to_string(&config).expect("json").contains(SECRET));
+    let a = crate::Config::parse(&json!({"gate": {"ownerOffset": "+01:00", "ledgerSecret": SECRET}}).to_string());
+    let b = crate::Config::parse(&json!({"gate": {"ownerOffset": "+01:00"}}).to_string());
+    assert_eq!(a.map(|c| c.policy_version()), b.map(|c| c.policy_version()));
+    let short = "s".repeat(MIN_SECRET_CHARS - 1);
+    let errors = config_from(json!({"ownerOffset": "+01:00", "ledgerSecret": short})).expect_err("too short");
+    assert_eq!(errors, ["gate.ledgerSecret: must be 32 to 512 characters, got 31 (value not shown)"]);
+    assert!(config_from(json!({"ownerOffset": "+01:00", "ledgerSecret": "s".repeat(MAX_SECRET_CHARS)})).is_ok());
+    assert!(config_from(json!({"ownerOffset": "+01:00", "ledgerSecret": "s".repeat(MAX_SECRET_CHARS + 1)})).is_err());
+    assert_eq!(base_config().warnings().len(), 1);
+    assert!(config.warnings().is_empty());
+}
+
+#[test]
+fn unreadable_state_holds_messages_back_even_in_order_to_record_them() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+    let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", None, at("12:00", 0));
+    world.storage.fail_with(StorageError::Unavailable("disk gone".into()));
+    let v = check(&config, &ports, &m).expect("verdict");
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, rules::STORAGE_UNAVAILABLE));
+    let observe = GateConfig { mode: Mode::Observe, ..config.clone() };
+    let v = check(&observe, &ports, &m).expect("verdict");
+    assert_eq!(
+        (v.decision, v.rule.as_str(), v.observed),
+        (Decision::Allow, rules::STORAGE_UNAVAILABLE, Some(Decision::Deny))
+    );
+    world.storage.heal();
+    assert_eq!(check(&config, &ports, &m).map(|v| v.rule), Some(rules::ROUTINE.to_string()));
+}
+
+#[test]
+fn inbound_messages_are_not_gated() {
+    let world = World::new();
+    let mut m = message("sms", ALICE, "hi", None, at("12:00", 0));
+    m.direction = Direction::Inbound;
+    assert_eq!(check(&base_config(), &world.ports(), &m), None);
+    assert!(world.storage.is_empty());
+}
+
+#[test]
+fn gate_settings_are_checked_with_every_error_at_once() {
+    let cases: &[(Value, &[&str])] = &[
+        (json!({}), &["gate.ownerOffset: is required"]),
+        (
+            json!({"ownerOffset": "+14:01"}),
+            &["gate.ownerOffset: `+14:01` must be `+HH:MM` or `-HH:MM` between `-12:00` and `+14:00`"],
+        ),
+        (
+            json!({"ownerOffset": "UTC"}),
+            &["gate.ownerOffset: `UTC` must be `+HH:MM` or `-HH:MM` between `-12:00` and `+14:00`"],
+        ),
+        (
+            json!({"ownerOffset": "+00:00", "start": "8:00", "end": "25:00"}),
+            &[
+                "gate.start: `8:00` must be `HH:MM` from `00:00` to `23:59`",
+                "gate.end: `25:00` must be `HH:MM` from `00:00` to `24:00`",
+            ],
+        ),
+        (
+            json!({"ownerOffset": "+00:00", "start": "24:00"}),
+            &["gate.start: `24:00` must be `HH:MM` from `00:00` to `23:59`"],
+        ),
+        (
+            json!({"ownerOffset": "+00:00", "start": "09:00", "end": "09:00"}),
+            &["gate.end: must differ from `start` (`09:00`); use `00:00` to `24:00` for the whole day"],
+        ),
+        (
+            json!({"ownerOffset": "+00:00", "minGapSeconds": MAX_MIN_GAP_SECONDS + 1}),
+            &["gate.minGapSeconds: must be between 0 and 604800, got `604801`"],
+        ),
+        (
+            json!({"ownerOffset": "+00:00", "templates": ["Pay 5$ now"]}),
+            &[
+                "gate.templates[0]: `Pay 5$ now` has a `$` that starts no variable; write `$$` for a dollar sign (at character 5)",
+            ],
+        ),
+        (
+            json!({"ownerOffset": "+00:00", "templates": ["a", "a"]}),
+            &["gate.templates[1]: duplicate template `a`; first used at gate.templates[0]"],
+        ),
+        (json!({"ownerOffset": "+00:00", "templates": ["  "]}), &["gate.templates[0]: must not be blank"]),
+        (json!({"ownerOffset": "+00:00", "stopKeywords": []}), &["gate.stopKeywords: must name at least one keyword"]),
+        (
+            json!({"ownerOffset": "+00:00", "stopKeywords": ["STOP", "stop"]}),
+            &["gate.stopKeywords[1]: duplicate stop keyword `STOP`; first used at gate.stopKeywords[0]"],
+        ),
+        (
+            json!({"ownerOffset": "+00:00", "ledgerSecret": 12}),
+            &["gate.ledgerSecret: must be a string of 32 to 512 characters"],
+        ),
+        (
+            json!({"ownerOffset": "+00:00", "quietHours": true}),
+            &[
+                "gate.quietHours: unknown field; allowed fields are `enabled`, `mode`, `ownerOffset`, `requireConsent`, `start`, `end`, `minGapSeconds`, `templates`, `stopKeywords`, `ledgerSecret`",
+            ],
+        ),
+    ];
+    for (section, expected) in cases {
+        let errors = config_from(section.clone()).expect_err("invalid");
+        assert_eq!(errors, *expected, "{section}");
+    }
+    let at_bound = config_from(json!({"ownerOffset": "-12:00", "minGapSeconds": MAX_MIN_GAP_SECONDS})).expect("valid");
+    assert_eq!(at_bound.min_gap_seconds, MAX_MIN_GAP_SECONDS);
+    let many: Vec<String> = (0..MAX_TEMPLATES).map(|i| format!("t{i}")).collect();
+    assert!(config_from(json!({"ownerOffset": "+00:00", "templates": many})).is_ok());
+    let too_many: Vec<String> = (0..=MAX_TEMPLATES).map(|i| format!("t{i}")).collect();
+    assert_eq!(
+        config_from(json!({"ownerOffset": "+00:00", "templates": too_many})).expect_err("too many"),
+        ["gate.templates: must have at most 100 items, got 101"]
+    );
+    let long = "t".repeat(MAX_TEMPLATE_CHARS);
+    assert!(config_from(json!({"ownerOffset": "+00:00", "templates": [long]})).is_ok());
+    let too_long = "t".repeat(MAX_TEMPLATE_CHARS + 1);
+    assert!(config_from(json!({"ownerOffset": "+00:00", "templates": [too_long]})).is_err());
+    let off = config_from(json!({"ownerOffset": "+00:00", "enabled": false})).expect("valid");
+    assert!(!off.status().active);
+    assert!(base_config().status().active);
+    assert!(!GateConfig::default().status().active);
+}
+
+#[test]
+fn admin_calls_refuse_bad_input_without_echoing_recipients_and_change_nothing() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    let now = at("08:00", 0);
+    let long_recipient = "9".repeat(MAX_RECIPIENT_CHARS + 1);
+    let too_many: Vec<(String, String)> = (0..=MAX_VARIABLES).map(|i| (format!("v{i}"), "x".into())).collect();
+    let long_value = vec![("name".to_string(), "x".repeat(MAX_VARIABLE_VALUE_CHARS + 1))];
+    let cases: Vec<(Result<(), PolicyError>, &str)> = vec![
+        (
+            consent(&config, &ports, "", ALICE, None, None, now),
+            "channel: `` must be 1 to 64 visible ASCII characters without `/`",
+        ),
+        (consent(&config, &ports, "s m s", ALICE, None, None, now), "channel: `s m s` must be 1 to 64"),
+        (consent(&config, &ports, "sms", " ", None, None, now), "recipient: must not be blank"),
+        (
+            consent(&config, &ports, "sms", &long_recipient, None, None, now),
+            "recipient: must be at most 512 characters, got 513",
+        ),
+        (consent(&config, &ports, "sms", ALICE, Some("+5:30"), None, now), "offset: `+5:30` must be"),
+        (
+            consent(&config, &ports, "sms", ALICE, None, Some(&"h".repeat(MAX_HOW_CHARS + 1)), now),
+            "how: must be 1 to 256 characters, got 257",
+        ),
+        (opt_out(&config, &ports, "", now), "recipient: must not be blank"),
+        (set_variables(&config, &ports, "sms", ALICE, &too_many, now), "variables: must be at most 64, got 65"),
+        (
+            set_variables(&config, &ports, "sms", ALICE, &[("9x".into(), "v".into())], now),
+            "variables[0]: `9x` must be a letter",
+        ),
+        (
+            set_variables(&config, &ports, "sms", ALICE, &long_value, now),
+            "variables[0]: the value of `name` must be at most 512 characters, got 513",
+        ),
+        (
+            set_variables(&config, &ports, "sms", ALICE, &[("a".into(), "1".into()), ("a".into(), "2".into())], now),
+            "variables[1]: `a` is given twice",
+        ),
+        (reply(&config, &ports, "sms", ALICE, Some(""), now), "thread: must be 1 to 256 characters"),
+    ];
+    for (got, expected) in cases {
+        match got {
+            Err(PolicyError::InvalidInput(m)) => {
+                assert!(m.starts_with(expected), "{m} vs {expected}");
+                assert!(!m.contains(ALICE) && !m.contains("99999"), "{m}");
+            }
+            other => panic!("expected invalid input `{expected}`, got {other:?}"),
+        }
+    }
+    assert!(world.storage.is_empty(), "nothing was written");
+    let at_limit: Vec<(String, String)> =
+        (0..MAX_VARIABLES).map(|i| (format!("v{i}"), "x".repeat(MAX_VARIABLE_VALUE_CHARS))).collect();
+    assert_eq!(set_variables(&config, &ports, "sms", ALICE, &at_limit, now), Ok(()));
+}
+
+#[test]
+fn a_disabled_gate_refuses_admin_calls_and_records_nothing() {
+    let world = World::new();
+    let ports = world.ports();
+    let off = GateConfig::default();
+    let now = at("08:00", 0);
+    assert!(
+        matches!(consent(&off, &ports, "sms", ALICE, None, None, now), Err(PolicyError::Other(m)) if m.contains("not configured"))
+    );
+    assert!(matches!(opt_out(&off, &ports, ALICE, now), Err(PolicyError::Other(_))));
+    assert!(matches!(log(&off, &ports, 5), Err(PolicyError::Other(_))));
+    assert!(matches!(status(&off, &ports), Err(PolicyError::Other(_))));
+    assert_eq!(check(&off, &ports, &message("sms", ALICE, "x", None, now)), None);
+    assert!(world.storage.is_empty());
+}
+
+#[test]
+fn revoke_says_whether_there_was_a_consent_and_status_counts_what_is_stored() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    let now = at("08:00", 0);
+    consent(&config, &ports, "sms", ALICE, None, None, now).expect("consent");
+    consent(&config, &ports, "email", ALICE, None, None, now).expect("consent");
+    opt_out(&config, &ports, "+15550111", now).expect("optout");
+    opt_out(&config, &ports, "+15550111", now + 1).expect("repeated optout");
+    let sent = OutcomeReport {
+        channel: "sms".into(),
+        recipient: ALICE.into(),
+        delivery: Delivery::Sent,
+        thread: None,
+        now_ms: now,
+    };
+    record_outcome(&config, &ports, &sent).expect("sent");
+    assert_eq!(revoke(&config, &ports, "email", ALICE, now), Ok(true));
+    assert_eq!(revoke(&config, &ports, "email", ALICE, now), Ok(false));
+    let s = status(&config, &ports).expect("status");
+    assert_eq!((s.consents, s.opt_outs, s.open_threads, s.entries), (1, 1, 1, 7));
+    let events: Vec<String> = log(&config, &ports, MAX_LOG_LIMIT).expect("log").into_iter().map(|l| l.event).collect();
+    // Newest first: the repeated opt-out came a millisecond later; the rest share one millisecond.
+    assert_eq!(events, ["optout", "revoke", "revoke", "sent", "optout", "consent", "consent"]);
+}
+
+#[test]
+fn stop_keywords_match_a_whole_reply_in_any_case() {
+    let config = config_from(json!({"ownerOffset": "+00:00", "stopKeywords": ["STOP", "Unsubscribe"]})).expect("valid");
+    for (reply, stop) in
+        [("STOP", true), (" stop ", true), ("UNSUBSCRIBE", true), ("please stop", false), ("STOPP", false), ("", false)]
+    {
+        assert_eq!(is_stop_keyword(&config, reply), stop, "{reply:?}");
+    }
+}
+
+#[cfg(feature = "schema")]
+#[test]
+fn the_schema_accepts_the_ledger_secret_it_never_serializes() {
+    let schema = serde_json::to_value(schemars::schema_for!(crate::Config)).expect("schema");
+    let gate = &schema["$defs"]["GateConfig"]["properties"];
+    assert_eq!(gate["ledgerSecret"]["minLength"], MIN_SECRET_CHARS);
+    assert!(gate["ownerOffset"].is_object());
+    let classifier = &schema["$defs"]["ClassifierConfig"]["properties"];
+    assert!(classifier["model"].is_object() && classifier.get("url").is_none());
+}
+
+#[test]
+fn name_and_list_limits_hold_at_their_bounds() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    let now = at("08:00", 0);
+    let channel = "c".repeat(MAX_CHANNEL_CHARS);
+    assert_eq!(consent(&config, &ports, &channel, ALICE, None, None, now), Ok(()));
+    assert!(consent(&config, &ports, &format!("{channel}c"), ALICE, None, None, now).is_err());
+    let recipient = "9".repeat(MAX_RECIPIENT_CHARS);
+    assert_eq!(consent(&config, &ports, "sms", &recipient, None, Some(&"h".repeat(MAX_HOW_CHARS)), now), Ok(()));
+    let thread = "t".repeat(MAX_THREAD_CHARS);
+    assert_eq!(reply(&config, &ports, "sms", ALICE, Some(&thread), now), Ok(()));
+    assert!(reply(&config, &ports, "sms", ALICE, Some(&format!("{thread}t")), now).is_err());
+    let keywords: Vec<String> = (0..MAX_STOP_KEYWORDS).map(|i| format!("STOP{i}")).collect();
+    assert!(config_from(json!({"ownerOffset": "+00:00", "stopKeywords": keywords})).is_ok());
+    let too_many: Vec<String> = (0..=MAX_STOP_KEYWORDS).map(|i| format!("STOP{i}")).collect();
+    assert!(config_from(json!({"ownerOffset": "+00:00", "stopKeywords": too_many})).is_err());
+    let word = "S".repeat(MAX_STOP_KEYWORD_CHARS);
+    assert!(config_from(json!({"ownerOffset": "+00:00", "stopKeywords": [word.clone()]})).is_ok());
+    assert!(config_from(json!({"ownerOffset": "+00:00", "stopKeywords": [format!("{word}S")]})).is_err());
+}
+
+#[test]
+fn status_counts_stop_at_the_scan_limit() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    for i in 0..=MAX_STATUS_SCAN {
+        store::put_json(
+            &world.storage,
+            NAMESPACE,
+            &format!("{}{i:08}", ledger::OPT_OUT_PREFIX),
+            &OptOutRecord { at_ms: 0 },
+            Condition::Any,
+        )
+        .expect("seed");
+    }
+    assert_eq!(status(&config, &ports).map(|s| s.opt_outs), Ok(u64::from(MAX_STATUS_SCAN)));
+    world.storage.delete(NAMESPACE, &format!("{}{:08}", ledger::OPT_OUT_PREFIX, 0), Condition::Any).expect("delete");
+    assert_eq!(status(&config, &ports).map(|s| s.opt_outs), Ok(u64::from(MAX_STATUS_SCAN)));
+    world.storage.delete(NAMESPACE, &format!("{}{:08}", ledger::OPT_OUT_PREFIX, 1), Condition::Any).expect("delete");
+    assert_eq!(status(&config, &ports).map(|s| s.opt_outs), Ok(u64::from(MAX_STATUS_SCAN) - 1));
+}
+
+/// Storage whose ledger-line writes lose the race a set number of times.
+struct Contended<'a> {
+    inner: &'a MemoryStorage,
+    losses: Cell<usize>,
+}
+
+impl Storage for Contended<'_> {
+    fn get(&self, ns: &str, key: &str) -> Result<Option<Entry>, StorageError> {
+        self.inner.get(ns, key)
+    }
+
+    fn set(&self, ns: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError> {
+        if key.starts_with(ledger::LOG_PREFIX) && self.losses.get() > 0 {
+            self.losses.set(self.losses.get() - 1);
+            return Err(StorageError::Conflict);
+        }
+        self.inner.set(ns, key, value, when)
+    }
+
+    fn delete(&self, ns: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
+        self.inner.delete(ns, key, when)
+    }
+
+    fn list(&self, ns: &str, prefix: &str, limit: u32, reverse: bool) -> Result<Vec<(String, Entry)>, StorageError> {
+        self.inner.list(ns, prefix, limit, reverse)
+    }
+}
+
+#[test]
+fn a_ledger_line_retries_up_to_the_attempt_limit_then_holds_the_message_back() {
+    let config = base_config();
+    let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", None, at("12:00", 0));
+    for (losses, rule) in
+        [(ledger::MAX_APPEND_ATTEMPTS - 1, rules::ROUTINE), (ledger::MAX_APPEND_ATTEMPTS, rules::STORAGE_UNAVAILABLE)]
+    {
+        let inner = MemoryStorage::default();
+        let http = ScriptedHttp::unreachable();
+        let log_port = VecLog::default();
+        let direct = Ports { http: &http, storage: &inner, log: &log_port };
+        consent(&config, &direct, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+        let contended = Contended { inner: &inner, losses: Cell::new(losses) };
+        let ports = Ports { http: &http, storage: &contended, log: &log_port };
+        assert_eq!(check(&config, &ports, &m).map(|v| v.rule), Some(rule.to_string()), "{losses} lost races");
+    }
+}

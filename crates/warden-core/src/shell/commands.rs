@@ -1,0 +1,1351 @@
+//! From a parsed script to the programs it runs.
+//!
+//! [`analyse`] walks the tree in execution order with a shell's state: the
+//! working directory (`cd`), variables (`x=/`, `export`, `for x in`),
+//! functions, and which files earlier commands downloaded. Each word is
+//! expanded as far as it can be known statically; command and process
+//! substitutions are analysed where they appear, because they run.
+//! Programs that run other programs are unwrapped: `sudo`, `doas`, `env`,
+//! `nohup`, `setsid`, `time`, `nice`, `ionice`, `timeout`, `stdbuf`,
+//! `command`, `builtin`, `exec`, `chroot`, `busybox`, `flock`, `xargs` and
+//! `find -exec` run their operand; `sh -c`, `bash -c`, `su -c`, `watch` and
+//! `eval` run a string, which is parsed again when it is known and otherwise
+//! remembered as code of unknown origin.
+//!
+//! Work is bounded: at most [`MAX_INVOCATIONS`] programs, [`MAX_STEPS`]
+//! commands visited, [`MAX_CODE_NESTING`] levels of code in strings, and
+//! [`MAX_LOOP_VALUES`] values per `for` loop. Past a bound the analysis
+//! stops and reports [`ProblemKind::TooComplex`].
+
+use super::ast::*;
+use super::print;
+use crate::paths;
+use crate::prelude::*;
+use core::ops::Range;
+
+/// Most programs one command may run before it is refused as too complex.
+pub const MAX_INVOCATIONS: usize = 512;
+/// Most simple commands visited, counting loop bodies once per value.
+pub const MAX_STEPS: usize = 2048;
+/// Most levels of code inside strings (`bash -c "eval '...'"`).
+pub const MAX_CODE_NESTING: usize = 8;
+/// Most values of a `for` loop analysed one by one; longer lists are
+/// analysed once with an unknown value.
+pub const MAX_LOOP_VALUES: usize = 8;
+/// Most wrappers unwrapped around one program.
+pub const MAX_WRAPPERS: usize = 16;
+
+/// Shells, which run `-c` strings, script files or their input.
+pub const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash"];
+/// Interpreters of other languages: inline code flags and script files.
+pub const INTERPRETERS: &[(&str, &[&str])] = &[
+    ("python", &["-c"]),
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("node", &["-e", "--eval", "-p", "--print"]),
+    ("nodejs", &["-e", "--eval", "-p", "--print"]),
+    ("php", &["-r"]),
+    ("lua", &["-e"]),
+    ("deno", &["eval"]),
+    ("bun", &["-e", "--eval"]),
+    ("pwsh", &["-c", "-Command"]),
+    ("osascript", &["-e"]),
+];
+/// Programs that download.
+pub const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-download", "lynx"];
+
+/// A word after expansion.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Arg {
+    /// The value when every part of the word is known.
+    pub text: Option<String>,
+    /// The known text before the first unknown part.
+    pub prefix: String,
+    /// The word as written (canonically printed).
+    pub raw: String,
+    /// Invocations of the command substitutions in the word.
+    pub subs: Vec<Range<usize>>,
+    /// Invocations of the process substitutions in the word.
+    pub procs: Vec<Range<usize>>,
+    /// The value carries data read from a protected path.
+    pub secret: bool,
+}
+
+impl Arg {
+    /// A known value that nobody wrote as a word (a synthesized argument).
+    pub fn fixed(text: &str) -> Arg {
+        Arg { text: Some(text.to_string()), prefix: text.to_string(), raw: text.to_string(), ..Arg::default() }
+    }
+
+    fn unknown(raw: &str) -> Arg {
+        Arg { text: None, raw: raw.to_string(), ..Arg::default() }
+    }
+
+    /// The known value, or `None`.
+    pub fn known(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    fn is_option(&self) -> bool {
+        self.known().is_some_and(|t| t.len() > 1 && t.starts_with('-'))
+    }
+}
+
+/// A redirection after expansion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redir {
+    pub fd: Option<u32>,
+    pub op: RedirectOp,
+    pub target: Arg,
+    /// The target as a normalized path, for file redirections with a known target.
+    pub path: Option<String>,
+}
+
+/// One program the script runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The program and its arguments, after unwrapping.
+    pub argv: Vec<Arg>,
+    /// The program's name without its directory; empty when unknown or when
+    /// the command only redirects.
+    pub program: String,
+    pub redirects: Vec<Redir>,
+    /// The simple command it came from, printed canonically.
+    pub segment: String,
+    /// The wrappers it was unwrapped from, outermost first (`sudo`, `bash -c`).
+    pub via: Vec<String>,
+    /// Working directory, normalized, when known.
+    pub cwd: Option<String>,
+    /// Every pipeline it is a stage of: (pipeline, stage), outermost first.
+    pub pipes: Vec<(usize, usize)>,
+    pub background: bool,
+    /// The function whose body it is in.
+    pub function: Option<String>,
+    /// Invocations whose output this one runs as code (`bash -c "$(...)"`,
+    /// `eval "$(...)"`, `bash <(...)`, `source <(...)`).
+    pub code_from: Vec<Range<usize>>,
+    /// It runs its standard input as code (`curl ... | sh`).
+    pub runs_stdin: bool,
+    /// Files it runs as code (`./x.sh`, `bash x.sh`, `source x`), normalized.
+    pub runs_files: Vec<String>,
+    /// Invocations feeding its standard input through redirections.
+    pub stdin_from: Vec<Range<usize>>,
+    /// Normalized paths it reads: file operands and `<` targets.
+    pub reads: Vec<String>,
+    /// Normalized paths it writes: `>` targets and operands of known writers.
+    pub writes: Vec<String>,
+    /// It handles data read from a protected path (through a variable or a substitution).
+    pub secret_input: bool,
+}
+
+/// Why part of a script could not be analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// Code in a string is not valid shell.
+    Unparsable,
+    /// A bound of the analysis was reached.
+    TooComplex,
+}
+
+/// Part of a script that could not be analysed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    pub segment: String,
+    pub detail: String,
+}
+
+/// What a script runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysis {
+    pub invocations: Vec<Invocation>,
+    /// Files written by downloaders: (normalized path, invocation).
+    pub downloads: Vec<(String, usize)>,
+    /// Functions defined, by name.
+    pub functions: Vec<String>,
+    pub problems: Vec<Problem>,
+}
+
+impl Analysis {
+    /// The invocations in `range`.
+    pub fn within(&self, range: &Range<usize>) -> &[Invocation] {
+        self.invocations.get(range.clone()).unwrap_or(&[])
+    }
+
+    /// Whether `earlier` runs upstream of `later` in a pipeline they share.
+    pub fn upstream(&self, earlier: &Invocation, later: &Invocation) -> bool {
+        earlier.pipes.iter().any(|(p, s)| later.pipes.iter().any(|(q, t)| p == q && s < t))
+    }
+}
+
+/// What the analysis needs to know about its surroundings.
+pub struct Context<'a> {
+    /// Working directory the script starts in.
+    pub cwd: Option<&'a str>,
+    /// The home directory, when configured.
+    pub home: Option<&'a str>,
+    /// Whether a normalized path is protected (its contents are secret).
+    pub secret: &'a dyn Fn(&str) -> bool,
+}
+
+/// Analyses a parsed script.
+pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
+    let mut walker = Walker {
+        context,
+        out: Analysis::default(),
+        steps: 0,
+        pipelines: 0,
+        stopped: false,
+        code_depth: 0,
+        segment: String::new(),
+    };
+    let mut state = State::new(context);
+    walker.script(script, &mut state, &Frame::default());
+    walker.out
+}
+
+#[derive(Clone)]
+struct Var {
+    value: Option<String>,
+    secret: bool,
+}
+
+#[derive(Clone)]
+struct State {
+    cwd: Option<String>,
+    vars: BTreeMap<String, Var>,
+}
+
+impl State {
+    fn new(context: &Context<'_>) -> State {
+        let cwd = context.cwd.map(|c| paths::normalize(c, None, context.home));
+        let mut vars = BTreeMap::new();
+        vars.insert("HOME".to_string(), Var { value: Some("~".to_string()), secret: false });
+        if let Some(cwd) = &cwd {
+            vars.insert("PWD".to_string(), Var { value: Some(cwd.clone()), secret: false });
+        }
+        State { cwd, vars }
+    }
+}
+
+/// Where a command sits: the pipelines around it, whether it runs in the
+/// background, the function it is in and the wrappers it came through.
+#[derive(Clone, Default)]
+struct Frame {
+    pipes: Vec<(usize, usize)>,
+    background: bool,
+    function: Option<String>,
+    via: Vec<String>,
+}
+
+struct Walker<'c, 'a> {
+    context: &'c Context<'a>,
+    out: Analysis,
+    steps: usize,
+    pipelines: usize,
+    stopped: bool,
+    code_depth: usize,
+    segment: String,
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn interpreter(program: &str) -> Option<&'static [&'static str]> {
+    let stem = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    INTERPRETERS.iter().find(|(name, _)| *name == stem || *name == program).map(|(_, flags)| *flags)
+}
+
+/// Programs whose operands are not files they read.
+const NOT_READERS: &[&str] = &[
+    "echo", "printf", "true", "false", ":", "test", "[", "[[", "basename", "dirname", "which", "type", "command",
+    "export", "declare", "local", "readonly", "typeset", "unset", "alias", "cd", "pushd", "mkdir", "touch", "sleep",
+    "kill", "pkill", "ssh-add",
+];
+
+impl<'c, 'a> Walker<'c, 'a> {
+    fn stop(&mut self, detail: &str) {
+        if !self.stopped {
+            self.stopped = true;
+            self.out.problems.push(Problem {
+                kind: ProblemKind::TooComplex,
+                segment: self.segment.clone(),
+                detail: detail.to_string(),
+            });
+        }
+    }
+
+    fn step(&mut self) -> bool {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            self.stop(&format!("it has more than {MAX_STEPS} commands to analyse"));
+        }
+        !self.stopped
+    }
+
+    fn script(&mut self, script: &Script, state: &mut State, frame: &Frame) {
+        for item in &script.0 {
+            if self.stopped {
+                return;
+            }
+            let mut f = frame.clone();
+            f.background |= item.background;
+            self.pipeline(&item.list.first, state, &f);
+            for (_, p) in &item.list.rest {
+                self.pipeline(p, state, &f);
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &Pipeline, state: &mut State, frame: &Frame) {
+        if pipeline.commands.len() == 1 {
+            if let Some(c) = pipeline.commands.first() {
+                self.command(c, state, frame);
+            }
+            return;
+        }
+        let id = self.pipelines;
+        self.pipelines += 1;
+        for (stage, c) in pipeline.commands.iter().enumerate() {
+            let mut f = frame.clone();
+            f.pipes.push((id, stage));
+            // Each stage runs in a subshell: its `cd` and variables stay there.
+            let mut sub = state.clone();
+            self.command(c, &mut sub, &f);
+        }
+    }
+
+    fn command(&mut self, command: &Command, state: &mut State, frame: &Frame) {
+        if !self.step() {
+            return;
+        }
+        match command {
+            Command::Simple(s) => self.simple(s, state, frame),
+            Command::Subshell(body, redirects) => {
+                let mut sub = state.clone();
+                self.compound_redirects(redirects, state, frame);
+                self.script(body, &mut sub, frame);
+            }
+            Command::Group(body, redirects) => {
+                self.compound_redirects(redirects, state, frame);
+                self.script(body, state, frame);
+            }
+            Command::If { branches, otherwise, redirects } => {
+                self.compound_redirects(redirects, state, frame);
+                for (condition, body) in branches {
+                    self.script(condition, state, frame);
+                    self.script(body, state, frame);
+                }
+                if let Some(body) = otherwise {
+                    self.script(body, state, frame);
+                }
+            }
+            Command::Loop { condition, body, redirects, .. } => {
+                self.compound_redirects(redirects, state, frame);
+                self.script(condition, state, frame);
+                self.script(body, state, frame);
+            }
+            Command::For { name, words, body, redirects } => {
+                self.compound_redirects(redirects, state, frame);
+                let values: Vec<Arg> = match words {
+                    Some(words) => words.iter().map(|w| self.word(w, state, frame)).collect(),
+                    None => Vec::new(),
+                };
+                let known: Option<Vec<&str>> = values.iter().map(Arg::known).collect();
+                match known {
+                    Some(list) if !list.is_empty() && list.len() <= MAX_LOOP_VALUES => {
+                        for value in list {
+                            state.vars.insert(name.clone(), Var { value: Some(value.to_string()), secret: false });
+                            self.script(body, state, frame);
+                        }
+                    }
+                    _ => {
+                        let secret = values.iter().any(|v| v.secret);
+                        state.vars.insert(name.clone(), Var { value: None, secret });
+                        self.script(body, state, frame);
+                    }
+                }
+            }
+            Command::ForArith { header, body, redirects } => {
+                self.compound_redirects(redirects, state, frame);
+                self.arith(header, state, frame);
+                self.script(body, state, frame);
+            }
+            Command::Case { word, arms, redirects } => {
+                self.compound_redirects(redirects, state, frame);
+                self.word(word, state, frame);
+                for (patterns, body) in arms {
+                    for p in patterns {
+                        self.word(p, state, frame);
+                    }
+                    self.script(body, state, frame);
+                }
+            }
+            Command::Arith(raw, redirects) => {
+                self.compound_redirects(redirects, state, frame);
+                self.arith(raw, state, frame);
+            }
+            Command::Function { name, body } => {
+                self.out.functions.push(name.clone());
+                // The body is analysed where it is defined, as if it ran there:
+                // what a function may do is decided before anyone calls it.
+                let mut f = frame.clone();
+                f.function = Some(name.clone());
+                let mut sub = state.clone();
+                self.command(body, &mut sub, &f);
+            }
+        }
+    }
+
+    /// Redirections of a compound command apply to everything in it; they
+    /// are recorded on an invocation of their own.
+    fn compound_redirects(&mut self, redirects: &[Redirect], state: &mut State, frame: &Frame) {
+        if redirects.is_empty() {
+            return;
+        }
+        let (redirs, stdin_from) = self.redirects(redirects, state, frame);
+        let segment: Vec<String> = redirs.iter().map(|r| format!("{} {}", r.op.as_str(), r.target.raw)).collect();
+        let mut inv = self.invocation(Vec::new(), redirs, state, frame, &segment.join(" "));
+        inv.stdin_from = stdin_from;
+        self.push(inv);
+    }
+
+    fn arith(&mut self, raw: &str, state: &mut State, frame: &Frame) -> Vec<Range<usize>> {
+        match super::parse_expansions(raw, 0) {
+            Ok(parts) => {
+                let arg = self.parts(&parts, state, frame);
+                arg.subs
+            }
+            Err(e) => {
+                self.out.problems.push(Problem {
+                    kind: ProblemKind::Unparsable,
+                    segment: format!("(({raw}))"),
+                    detail: e.to_string(),
+                });
+                Vec::new()
+            }
+        }
+    }
+
+    fn word(&mut self, word: &Word, state: &mut State, frame: &Frame) -> Arg {
+        let mut arg = self.parts(&word.0, state, frame);
+        arg.raw = print::word(word);
+        arg
+    }
+
+    /// Expands parts.
+    fn parts(&mut self, parts: &[Part], state: &mut State, frame: &Frame) -> Arg {
+        let mut arg = Arg { text: Some(String::new()), ..Arg::default() };
+        let append = |arg: &mut Arg, value: Option<&str>| match (&mut arg.text, value) {
+            (Some(text), Some(v)) => {
+                text.push_str(v);
+                arg.prefix.push_str(v);
+            }
+            (text, None) => *text = None,
+            (None, Some(_)) => {}
+        };
+        for part in parts {
+            match part {
+                Part::Lit { text, .. } => append(&mut arg, Some(text)),
+                Part::Double(inner) => {
+                    let sub = self.parts(inner, state, frame);
+                    append(&mut arg, sub.text.as_deref().or(Some(&sub.prefix)));
+                    if sub.text.is_none() {
+                        arg.text = None;
+                    }
+                    arg.subs.extend(sub.subs);
+                    arg.procs.extend(sub.procs);
+                    arg.secret |= sub.secret;
+                }
+                Part::Param(param) => {
+                    let rest = self.parts(&param.rest, state, frame);
+                    arg.subs.extend(rest.subs);
+                    arg.procs.extend(rest.procs);
+                    arg.secret |= rest.secret;
+                    let var = state.vars.get(&param.name);
+                    arg.secret |= var.is_some_and(|v| v.secret);
+                    let value = var.and_then(|v| v.value.clone());
+                    let known = match (value, param.rest.is_empty(), rest.text.as_deref()) {
+                        (Some(v), true, _) => Some(v),
+                        // `${x:-default}` and friends: the variable's value when it is set.
+                        (Some(v), false, Some(r)) if !v.is_empty() && (r.starts_with(":-") || r.starts_with('-')) => {
+                            Some(v)
+                        }
+                        _ => None,
+                    };
+                    append(&mut arg, known.as_deref());
+                }
+                Part::Sub(script) => {
+                    let range = self.nested(script, state, frame);
+                    let value = echo_value(script, state);
+                    arg.secret |= self.any_secret(&range);
+                    append(&mut arg, value.as_deref());
+                    arg.subs.push(range);
+                }
+                Part::ProcIn(script) | Part::ProcOut(script) => {
+                    let range = self.nested(script, state, frame);
+                    append(&mut arg, None);
+                    arg.procs.push(range);
+                }
+                Part::Arith(raw) => {
+                    let subs = self.arith(raw, state, frame);
+                    append(&mut arg, None);
+                    arg.subs.extend(subs);
+                }
+            }
+        }
+        arg
+    }
+
+    /// Analyses a substituted script in a subshell and returns its invocations.
+    fn nested(&mut self, script: &Script, state: &State, frame: &Frame) -> Range<usize> {
+        let start = self.out.invocations.len();
+        let mut sub = state.clone();
+        let mut f = frame.clone();
+        f.pipes.clear();
+        f.background = false;
+        let saved = core::mem::take(&mut self.segment);
+        self.script(script, &mut sub, &f);
+        self.segment = saved;
+        start..self.out.invocations.len()
+    }
+
+    fn any_secret(&self, range: &Range<usize>) -> bool {
+        let secret = self.context.secret;
+        self.out.within(range).iter().any(|i| i.secret_input || i.reads.iter().any(|p| secret(p)))
+    }
+
+    fn redirects(
+        &mut self,
+        redirects: &[Redirect],
+        state: &mut State,
+        frame: &Frame,
+    ) -> (Vec<Redir>, Vec<Range<usize>>) {
+        let mut out = Vec::new();
+        let mut stdin_from = Vec::new();
+        for r in redirects {
+            match &r.target {
+                RedirectTarget::Word(w) => {
+                    let target = self.word(w, state, frame);
+                    let file = !matches!(r.op, RedirectOp::DupIn | RedirectOp::DupOut | RedirectOp::HereString);
+                    let path = target
+                        .known()
+                        .filter(|_| file)
+                        .map(|t| paths::normalize(t, state.cwd.as_deref(), self.context.home));
+                    let feeds_stdin = matches!(r.op, RedirectOp::In | RedirectOp::HereString | RedirectOp::ReadWrite)
+                        && r.fd.is_none_or(|fd| fd == 0);
+                    if feeds_stdin {
+                        stdin_from.extend(target.subs.iter().cloned());
+                        stdin_from.extend(target.procs.iter().cloned());
+                    }
+                    out.push(Redir { fd: r.fd, op: r.op, target, path });
+                }
+                RedirectTarget::HereDoc(doc) => {
+                    let body = self.parts(&doc.body, state, frame);
+                    stdin_from.extend(body.subs.iter().cloned());
+                    let mut target = body;
+                    target.raw = doc.delimiter.clone();
+                    out.push(Redir { fd: r.fd, op: r.op, target, path: None });
+                }
+            }
+        }
+        (out, stdin_from)
+    }
+
+    fn simple(&mut self, simple: &Simple, state: &mut State, frame: &Frame) {
+        self.segment = print::simple(simple);
+        let mut assigns = Vec::new();
+        for a in &simple.assigns {
+            let value = match &a.value {
+                AssignValue::Scalar(w) => self.word(w, state, frame),
+                AssignValue::Array(ws) => {
+                    let values: Vec<Arg> = ws.iter().map(|w| self.word(w, state, frame)).collect();
+                    Arg { text: None, secret: values.iter().any(|v| v.secret), ..Arg::default() }
+                }
+            };
+            assigns.push((a.name.clone(), a.append, value));
+        }
+        let mut args: Vec<Arg> = Vec::new();
+        for w in &simple.words {
+            let arg = self.word(w, state, frame);
+            let unquoted_expansion = w.0.iter().any(|p| matches!(p, Part::Param(_) | Part::Sub(_)));
+            match (&arg.text, unquoted_expansion) {
+                // An unquoted expansion is split into words: `x="rm -rf /"; $x`.
+                (Some(_), true) if state.vars.contains_key("IFS") => args.push(Arg { text: None, ..arg }),
+                (Some(text), true) if text.split_whitespace().count() != 1 => {
+                    for piece in text.split_whitespace() {
+                        args.push(Arg { text: Some(piece.to_string()), prefix: piece.to_string(), ..arg.clone() });
+                    }
+                }
+                _ => args.push(arg),
+            }
+        }
+        let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
+        let segment = self.segment.clone();
+        if args.is_empty() {
+            for (name, append, value) in assigns {
+                let old = state.vars.get(&name).and_then(|v| v.value.clone());
+                let text = match (append, old, value.text) {
+                    (false, _, text) => text,
+                    (true, Some(old), Some(new)) => Some(old + &new),
+                    (true, _, _) => None,
+                };
+                state.vars.insert(name, Var { value: text, secret: value.secret });
+            }
+            if !redirs.is_empty() {
+                let mut inv = self.invocation(Vec::new(), redirs, state, frame, &segment);
+                inv.stdin_from = stdin_from;
+                self.push(inv);
+            }
+            return;
+        }
+        let secret_env = assigns.iter().any(|(_, _, v)| v.secret);
+        self.dispatch(args, redirs, stdin_from, secret_env, state, frame, &segment);
+    }
+
+    fn invocation(
+        &self,
+        argv: Vec<Arg>,
+        redirects: Vec<Redir>,
+        state: &State,
+        frame: &Frame,
+        segment: &str,
+    ) -> Invocation {
+        let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
+        Invocation {
+            argv,
+            program,
+            redirects,
+            segment: segment.to_string(),
+            via: frame.via.clone(),
+            cwd: state.cwd.clone(),
+            pipes: frame.pipes.clone(),
+            background: frame.background,
+            function: frame.function.clone(),
+            code_from: Vec::new(),
+            runs_stdin: false,
+            runs_files: Vec::new(),
+            stdin_from: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            secret_input: false,
+        }
+    }
+
+    fn push(&mut self, mut inv: Invocation) -> Option<usize> {
+        if self.out.invocations.len() >= MAX_INVOCATIONS {
+            self.stop(&format!("it runs more than {MAX_INVOCATIONS} programs"));
+            return None;
+        }
+        let secret = self.context.secret;
+        for r in &inv.redirects {
+            if let Some(path) = &r.path {
+                if r.op.writes() {
+                    inv.writes.push(path.clone());
+                }
+                if r.op.reads() && !inv.reads.contains(path) {
+                    inv.reads.push(path.clone());
+                }
+            }
+            inv.secret_input |= r.target.secret;
+        }
+        inv.secret_input |= inv.argv.iter().any(|a| a.secret);
+        inv.secret_input |= inv.stdin_from.iter().any(|r| self.any_secret(r));
+        inv.secret_input |= inv.reads.iter().any(|p| secret(p)) && inv.program.is_empty();
+        self.out.invocations.push(inv);
+        Some(self.out.invocations.len() - 1)
+    }
+
+    fn normalize(&self, text: &str, state: &State) -> String {
+        paths::normalize(text, state.cwd.as_deref(), self.context.home)
+    }
+
+    /// Unwraps wrappers, then records the program and what it does.
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch(
+        &mut self,
+        mut argv: Vec<Arg>,
+        redirs: Vec<Redir>,
+        stdin_from: Vec<Range<usize>>,
+        secret_env: bool,
+        state: &mut State,
+        frame: &Frame,
+        segment: &str,
+    ) {
+        let mut frame = frame.clone();
+        let mut cwd_override: Option<Option<String>> = None;
+        for _ in 0..MAX_WRAPPERS {
+            let Some(program) = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()) else {
+                break;
+            };
+            let rest = match program.as_str() {
+                "sudo" => operand(
+                    &argv,
+                    1,
+                    &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-T", "-U"],
+                    &["--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--other-user"],
+                ),
+                "doas" => operand(&argv, 1, &["-u", "-C"], &[]),
+                "nohup" | "builtin" | "unbuffer" | "chronic" => operand(&argv, 1, &[], &[]),
+                "setsid" => operand(&argv, 1, &[], &[]),
+                "exec" => operand(&argv, 1, &["-a"], &[]),
+                "nice" => operand(&argv, 1, &["-n"], &["--adjustment"]),
+                "ionice" => operand(&argv, 1, &["-c", "-n", "-p", "-P", "-u"], &["--class", "--classdata"]),
+                "stdbuf" => operand(&argv, 1, &["-i", "-o", "-e"], &["--input", "--output", "--error"]),
+                "time" => operand(&argv, 1, &["-f", "-o"], &["--format", "--output"]),
+                "timeout" => operand(&argv, 1, &["-s", "-k"], &["--signal", "--kill-after"]).map(|i| i + 1),
+                "chroot" => operand(&argv, 1, &[], &["--userspec", "--groups"]).map(|i| i + 1),
+                "busybox" => Some(1),
+                "command" => {
+                    if argv
+                        .iter()
+                        .skip(1)
+                        .take_while(|a| a.is_option())
+                        .any(|a| a.known().is_some_and(|t| t.contains('v') || t.contains('V')))
+                    {
+                        None
+                    } else {
+                        operand(&argv, 1, &[], &[])
+                    }
+                }
+                "env" => self.env_operand(&mut argv, state, &mut cwd_override),
+                "xargs" => {
+                    argv = self.xargs(&argv, &frame);
+                    frame.via.push(program);
+                    continue;
+                }
+                _ => None,
+            };
+            match rest {
+                Some(i) if i < argv.len() => {
+                    frame.via.push(program);
+                    argv.drain(..i);
+                }
+                _ => break,
+            }
+        }
+        let mut state_for = state.clone();
+        if let Some(cwd) = cwd_override {
+            state_for.cwd = cwd;
+        }
+        let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
+        let operands_from = 1;
+        let mut inv = self.invocation(argv.clone(), redirs, &state_for, &frame, segment);
+        inv.stdin_from = stdin_from.clone();
+        inv.secret_input |= secret_env;
+
+        // Code that runs: shells, interpreters, eval, source.
+        if SHELLS.contains(&program.as_str()) || program == "su" {
+            let (code, script) = shell_code(&argv, &program);
+            match code {
+                Some(word) => {
+                    let via = format!("{program} -c");
+                    if self.code_string(&word, &via, state, &frame, segment) {
+                        return;
+                    }
+                    inv.code_from.extend(word.subs.iter().cloned());
+                    inv.code_from.extend(word.procs.iter().cloned());
+                }
+                None => self.script_operand(&mut inv, script.as_ref(), &state_for),
+            }
+        } else if program == "watch" {
+            let start = operand(&argv, 1, &["-n", "-d", "-q", "-g"], &["--interval", "--differences"]);
+            if let Some(start) = start {
+                let joined = join_known(argv.get(start..).unwrap_or(&[]));
+                if let Some(word) = joined
+                    && self.code_string(&word, "watch", state, &frame, segment)
+                {
+                    return;
+                }
+            }
+        } else if program == "eval" {
+            match join_known(argv.get(1..).unwrap_or(&[])) {
+                Some(word) if self.code_string(&word, "eval", state, &frame, segment) => return,
+                _ => {
+                    for a in argv.iter().skip(1) {
+                        inv.code_from.extend(a.subs.iter().cloned());
+                        inv.code_from.extend(a.procs.iter().cloned());
+                    }
+                }
+            }
+        } else if program == "source" || program == "." {
+            let script = argv.get(1).cloned();
+            self.script_operand(&mut inv, script.as_ref(), &state_for);
+        } else if let Some(flags) = interpreter(&program) {
+            let mut code = None;
+            let mut script = None;
+            let mut i = 1;
+            while let Some(a) = argv.get(i) {
+                match a.known() {
+                    Some(t) if flags.contains(&t) => {
+                        code = argv.get(i + 1).cloned();
+                        break;
+                    }
+                    Some("-") => break,
+                    Some(t) if t.starts_with('-') => i += 1,
+                    _ => {
+                        script = Some(a.clone());
+                        break;
+                    }
+                }
+            }
+            match code {
+                Some(word) => {
+                    inv.code_from.extend(word.subs.iter().cloned());
+                    inv.code_from.extend(word.procs.iter().cloned());
+                }
+                None => self.script_operand(&mut inv, script.as_ref(), &state_for),
+            }
+        } else if let Some(t) = argv.first().and_then(Arg::known).filter(|t| t.contains('/')) {
+            inv.runs_files.push(self.normalize(t, &state_for));
+        }
+
+        // Paths read and written.
+        let reads_operands = !NOT_READERS.contains(&program.as_str()) && !program.is_empty();
+        let mut skip_next = false;
+        for a in argv.iter().skip(operands_from) {
+            if skip_next {
+                skip_next = false;
+                continue;
+            }
+            let Some(text) = a.known() else { continue };
+            if matches!(program.as_str(), "ssh" | "scp" | "sftp") && text == "-i" {
+                // A key used to log in is not a key sent anywhere.
+                skip_next = true;
+                continue;
+            }
+            if reads_operands {
+                for candidate in path_candidates(text) {
+                    let path = self.normalize(candidate, &state_for);
+                    if !inv.reads.contains(&path) {
+                        inv.reads.push(path);
+                    }
+                }
+            }
+        }
+        for target in written_operands(&program, &argv) {
+            let path = self.normalize(&target, &state_for);
+            inv.writes.push(path);
+        }
+
+        // Downloads to files that may run later.
+        if DOWNLOADERS.contains(&program.as_str()) {
+            let mut files: Vec<String> = downloaded_files(&program, &argv);
+            for r in &inv.redirects {
+                if r.op.writes()
+                    && r.fd.is_none_or(|fd| fd == 1)
+                    && let Some(p) = &r.path
+                {
+                    files.push(p.clone());
+                }
+            }
+            let index = self.out.invocations.len();
+            for f in files {
+                let path = self.normalize(&f, &state_for);
+                self.out.downloads.push((path, index));
+            }
+        }
+
+        // State a shell keeps.
+        match program.as_str() {
+            // `cd` in a pipeline runs in a subshell and changes nothing after it.
+            "cd" | "pushd" if frame.pipes.is_empty() => {
+                state.cwd = match argv.get(1) {
+                    None => Some("~".to_string()),
+                    Some(a) => match a.known() {
+                        Some("-") | None => None,
+                        Some(t) => Some(self.normalize(t, state)),
+                    },
+                };
+                if let Some(cwd) = &state.cwd {
+                    state.vars.insert("PWD".into(), Var { value: Some(cwd.clone()), secret: false });
+                }
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                for a in argv.iter().skip(1) {
+                    let Some(text) = a.known().or(Some(a.prefix.as_str())) else { continue };
+                    if let Some((name, value)) = text.split_once('=')
+                        && super::is_name(name)
+                    {
+                        let value = a.known().map(|_| value.to_string());
+                        state.vars.insert(name.to_string(), Var { value, secret: a.secret });
+                    }
+                }
+            }
+            "unset" => {
+                for a in argv.iter().skip(1).filter_map(Arg::known) {
+                    state.vars.insert(a.to_string(), Var { value: Some(String::new()), secret: false });
+                }
+            }
+            "read" | "mapfile" | "readarray" => {
+                let secret = inv.secret_input || inv.reads.iter().any(|p| (self.context.secret)(p));
+                for a in argv.iter().skip(1).filter_map(Arg::known).filter(|t| super::is_name(t)) {
+                    state.vars.insert(a.to_string(), Var { value: None, secret });
+                }
+            }
+            _ => {}
+        }
+
+        let find = program == "find";
+        if self.push(inv).is_some() && find {
+            self.find(&argv, state, &frame, segment);
+        }
+    }
+
+    /// Runs a `-c` string or `eval` text. Returns whether it was known and parsed.
+    fn code_string(&mut self, word: &Arg, via: &str, state: &mut State, frame: &Frame, segment: &str) -> bool {
+        let Some(text) = word.known() else {
+            return false;
+        };
+        if self.code_depth >= MAX_CODE_NESTING {
+            self.stop(&format!("it nests code in strings more than {MAX_CODE_NESTING} levels deep"));
+            return true;
+        }
+        match super::parse(text) {
+            Ok(script) => {
+                let mut f = frame.clone();
+                f.via.push(via.to_string());
+                self.code_depth += 1;
+                // `bash -c` runs in a new process; `eval` in this shell.
+                if via == "eval" {
+                    self.script(&script, state, &f);
+                } else {
+                    let mut sub = state.clone();
+                    self.script(&script, &mut sub, &f);
+                }
+                self.code_depth -= 1;
+            }
+            Err(e) => self.out.problems.push(Problem {
+                kind: ProblemKind::Unparsable,
+                segment: segment.to_string(),
+                detail: format!(
+                    "the code `{}` it runs ({via}) is not valid shell: {e}",
+                    crate::config::reader::shorten(text)
+                ),
+            }),
+        }
+        true
+    }
+
+    /// A shell, interpreter or `source` that runs a file operand, or its
+    /// standard input when there is none.
+    fn script_operand(&mut self, inv: &mut Invocation, script: Option<&Arg>, state: &State) {
+        match script {
+            None => {
+                inv.runs_stdin = true;
+                inv.code_from.extend(inv.stdin_from.iter().cloned());
+            }
+            Some(a) if a.known() == Some("-") || a.known() == Some("/dev/stdin") => {
+                inv.runs_stdin = true;
+                inv.code_from.extend(inv.stdin_from.iter().cloned());
+            }
+            Some(a) => {
+                inv.code_from.extend(a.procs.iter().cloned());
+                inv.code_from.extend(a.subs.iter().cloned());
+                if let Some(t) = a.known() {
+                    inv.runs_files.push(self.normalize(t, state));
+                }
+            }
+        }
+    }
+
+    /// `env`: options, assignments, `-C dir` and `-S string`, then the program.
+    fn env_operand(&self, argv: &mut Vec<Arg>, state: &State, cwd: &mut Option<Option<String>>) -> Option<usize> {
+        let mut i = 1;
+        let mut rounds = 0;
+        while let Some(a) = argv.get(i) {
+            rounds += 1;
+            if rounds > MAX_INVOCATIONS {
+                return None;
+            }
+            let Some(t) = a.known() else { return Some(i) };
+            if t == "--" {
+                return Some(i + 1);
+            }
+            if t == "-u" || t == "--unset" {
+                i += 2;
+            } else if t == "-C" || t == "--chdir" {
+                let dir = argv.get(i + 1).and_then(Arg::known).map(|d| self.normalize(d, state));
+                *cwd = Some(dir);
+                i += 2;
+            } else if let Some(d) = t.strip_prefix("--chdir=") {
+                *cwd = Some(Some(self.normalize(d, state)));
+                i += 1;
+            } else if t == "-S" || t == "--split-string" || t.starts_with("--split-string=") || t.starts_with("-S") {
+                // `env -S 'rm -rf /'` splits its operand into words.
+                let (text, used) = if let Some(v) = t.strip_prefix("--split-string=") {
+                    (Some(v.to_string()), 1)
+                } else if t.len() > 2 && t.starts_with("-S") {
+                    (t.get(2..).map(str::to_string), 1)
+                } else {
+                    (argv.get(i + 1).and_then(Arg::known).map(str::to_string), 2)
+                };
+                let Some(text) = text else { return Some(i + used) };
+                let words: Vec<Arg> = text.split_whitespace().map(Arg::fixed).collect();
+                let tail = argv.split_off((i + used).min(argv.len()));
+                argv.truncate(i);
+                argv.extend(words);
+                argv.extend(tail);
+                // The split words start where the option was; keep scanning there.
+            } else if (t.starts_with('-') && t.len() > 1) || t.split_once('=').is_some_and(|(n, _)| super::is_name(n)) {
+                i += 1;
+            } else {
+                return Some(i);
+            }
+        }
+        Some(i)
+    }
+
+    /// `xargs cmd args`: the command gets the input as extra arguments.
+    fn xargs(&self, argv: &[Arg], frame: &Frame) -> Vec<Arg> {
+        let with_value = ["-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"];
+        let long = ["--replace", "--max-args", "--max-procs", "--max-lines", "--delimiter", "--eof", "--arg-file"];
+        let mut replace: Option<String> = None;
+        let mut i = 1;
+        while let Some(a) = argv.get(i) {
+            let Some(t) = a.known() else { break };
+            if t == "--" {
+                i += 1;
+                break;
+            }
+            if !t.starts_with('-') || t.len() < 2 {
+                break;
+            }
+            if t == "-I" {
+                replace = argv.get(i + 1).and_then(Arg::known).map(str::to_string);
+                i += 2;
+            } else if let Some(r) = t.strip_prefix("--replace=").or_else(|| t.strip_prefix("-I")) {
+                replace = Some(r.to_string());
+                i += 1;
+            } else if t == "-i" {
+                replace = Some("{}".to_string());
+                i += 1;
+            } else if with_value.contains(&t) || long.contains(&t) {
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        let mut command: Vec<Arg> = argv.get(i..).map(<[Arg]>::to_vec).unwrap_or_default();
+        if command.is_empty() {
+            command.push(Arg::fixed("echo"));
+        }
+        let input = self.xargs_input(frame);
+        match replace {
+            Some(r) => {
+                for a in command.iter_mut().skip(1) {
+                    if let Some(t) = a.known()
+                        && t.contains(r.as_str())
+                    {
+                        match &input {
+                            Some(values) if values.len() == 1 => {
+                                let v = values.first().map(String::as_str).unwrap_or("");
+                                let replaced = t.replace(r.as_str(), v);
+                                *a = Arg::fixed(&replaced);
+                            }
+                            _ => {
+                                let prefix = t.split(r.as_str()).next().unwrap_or("").to_string();
+                                *a = Arg { text: None, prefix, raw: a.raw.clone(), ..Arg::default() };
+                            }
+                        }
+                    }
+                }
+            }
+            None => match input {
+                Some(values) => command.extend(values.iter().map(|v| Arg::fixed(v))),
+                None => command.push(Arg::unknown("(input of xargs)")),
+            },
+        }
+        command
+    }
+
+    /// The words an earlier `echo` or `printf` stage of the same pipeline
+    /// feeds to `xargs`, when they are known.
+    fn xargs_input(&self, frame: &Frame) -> Option<Vec<String>> {
+        let &(pipe, stage) = frame.pipes.last()?;
+        let before = (pipe, stage.checked_sub(1)?);
+        let feeder = self.out.invocations.iter().rev().find(|i| i.pipes.last() == Some(&before))?;
+        if feeder.program != "echo" && feeder.program != "printf" {
+            return None;
+        }
+        let words: Option<Vec<&str>> = feeder.argv.iter().skip(1).map(Arg::known).collect();
+        let words = words?;
+        let words: Vec<String> = words
+            .iter()
+            .filter(|w| !w.starts_with('-'))
+            .flat_map(|w| w.split_whitespace())
+            .map(str::to_string)
+            .collect();
+        (!words.is_empty()).then_some(words)
+    }
+
+    /// `find`: `-delete` deletes the roots recursively; `-exec` runs a command
+    /// on every file under them.
+    fn find(&mut self, argv: &[Arg], state: &mut State, frame: &Frame, segment: &str) {
+        let mut i = 1;
+        while argv.get(i).and_then(Arg::known).is_some_and(|t| matches!(t, "-H" | "-L" | "-P")) {
+            i += 1;
+        }
+        let mut roots = Vec::new();
+        while let Some(a) = argv.get(i) {
+            if a.known().is_some_and(|t| t.starts_with('-') || t == "(" || t == "!" || t == ")") {
+                break;
+            }
+            roots.push(a.clone());
+            i += 1;
+        }
+        if roots.is_empty() {
+            roots.push(Arg::fixed("."));
+        }
+        let mut f = frame.clone();
+        while let Some(a) = argv.get(i) {
+            match a.known() {
+                Some("-delete") => {
+                    f.via = frame.via.clone();
+                    f.via.push("find -delete".into());
+                    // What it deletes is what is under each root.
+                    let mut args = vec![Arg::fixed("rm"), Arg::fixed("-r")];
+                    args.extend(roots.iter().map(under));
+                    self.dispatch(args, Vec::new(), Vec::new(), false, state, &f, segment);
+                    i += 1;
+                }
+                Some(action @ ("-exec" | "-execdir" | "-ok" | "-okdir")) => {
+                    let end = argv
+                        .iter()
+                        .skip(i + 1)
+                        .position(|a| matches!(a.known(), Some(";") | Some("+")))
+                        .map_or(argv.len(), |p| i + 1 + p);
+                    let command: Vec<Arg> = argv.get(i + 1..end).map(<[Arg]>::to_vec).unwrap_or_default();
+                    f.via = frame.via.clone();
+                    f.via.push(format!("find {action}"));
+                    for root in roots.iter().take(MAX_LOOP_VALUES) {
+                        let each = under(root);
+                        let args: Vec<Arg> = command
+                            .iter()
+                            .map(|a| if a.known() == Some("{}") { each.clone() } else { a.clone() })
+                            .collect();
+                        if !args.is_empty() {
+                            self.dispatch(args, Vec::new(), Vec::new(), false, state, &f, segment);
+                        }
+                    }
+                    i = end + 1;
+                }
+                _ => i += 1,
+            }
+        }
+    }
+}
+
+/// Everything under a `find` root, as a glob.
+fn under(root: &Arg) -> Arg {
+    match root.known() {
+        Some(r) => Arg::fixed(&format!("{}/*", r.trim_end_matches('/'))),
+        None => Arg { text: None, prefix: root.prefix.clone(), raw: root.raw.clone(), ..Arg::default() },
+    }
+}
+
+/// The index of the first operand after options, or `None` when there is none.
+fn operand(argv: &[Arg], from: usize, with_value: &[&str], long_with_value: &[&str]) -> Option<usize> {
+    let mut i = from;
+    while let Some(a) = argv.get(i) {
+        let Some(t) = a.known() else { return Some(i) };
+        if t == "--" {
+            return Some(i + 1);
+        }
+        if !(t.starts_with('-') && t.len() > 1) {
+            return Some(i);
+        }
+        if with_value.contains(&t) || long_with_value.contains(&t) {
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// The `-c` string of a shell, or else its script operand.
+fn shell_code(argv: &[Arg], program: &str) -> (Option<Arg>, Option<Arg>) {
+    let mut code = false;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        let Some(t) = a.known() else { break };
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if program == "su" {
+            // su [options] [-] [user] [-c command]
+            if t == "-c" || t == "--command" {
+                return (argv.get(i + 1).cloned(), None);
+            }
+            if let Some(c) = t.strip_prefix("--command=") {
+                return (Some(Arg::fixed(c)), None);
+            }
+            i += 1;
+            continue;
+        }
+        if matches!(t, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+            i += 2;
+            continue;
+        }
+        if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+            if !t.starts_with("--") && t.contains('c') {
+                code = true;
+            }
+            if !t.starts_with("--") && t.contains('s') {
+                return (None, None);
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if program == "su" {
+        return (None, Some(Arg::fixed("-")));
+    }
+    if code { (argv.get(i).cloned(), None) } else { (None, argv.get(i).cloned()) }
+}
+
+/// Known arguments joined with spaces, as `eval` and `watch` join them.
+fn join_known(args: &[Arg]) -> Option<Arg> {
+    let texts: Option<Vec<&str>> = args.iter().map(Arg::known).collect();
+    let texts = texts?;
+    if texts.is_empty() {
+        return None;
+    }
+    Some(Arg::fixed(&texts.join(" ")))
+}
+
+/// The value of `$(echo words)`, which agents use to obscure a word.
+fn echo_value(script: &Script, state: &State) -> Option<String> {
+    let [item] = script.0.as_slice() else { return None };
+    if !item.list.rest.is_empty() {
+        return None;
+    }
+    let [Command::Simple(simple)] = item.list.first.commands.as_slice() else { return None };
+    let (first, rest) = simple.words.split_first()?;
+    if first.bare() != Some("echo") || !simple.redirects.is_empty() {
+        return None;
+    }
+    let mut words = Vec::new();
+    for w in rest {
+        let mut text = String::new();
+        for part in &w.0 {
+            match part {
+                Part::Lit { text: t, .. } => text.push_str(t),
+                Part::Double(inner) => {
+                    for p in inner {
+                        match p {
+                            Part::Lit { text: t, .. } => text.push_str(t),
+                            _ => return None,
+                        }
+                    }
+                }
+                Part::Param(p) if p.rest.is_empty() => text.push_str(state.vars.get(&p.name)?.value.as_deref()?),
+                _ => return None,
+            }
+        }
+        if text.starts_with('-') {
+            return None;
+        }
+        words.push(text);
+    }
+    Some(words.join(" "))
+}
+
+/// The parts of an argument that may name a file: the argument, the value of
+/// `--opt=value`, and the file of curl's `@file` and `name=@file`.
+fn path_candidates(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    if let Some(file) = text.strip_prefix('@').or_else(|| text.strip_prefix('<')) {
+        out.push(file);
+    } else if text.starts_with("--") {
+        if let Some((_, value)) = text.split_once('=') {
+            out.push(value.trim_start_matches('@'));
+        }
+    } else if !text.starts_with('-') {
+        out.push(text);
+        if let Some((_, value)) = text.split_once("=@").or_else(|| text.split_once("=<")) {
+            out.push(value);
+        } else if let Some((key, value)) = text.split_once('=')
+            && !key.contains('/')
+            && !value.is_empty()
+        {
+            out.push(value);
+        }
+    }
+    out.into_iter().filter(|s| !s.is_empty() && !s.contains("://")).collect()
+}
+
+/// The operands a known writer writes.
+fn written_operands(program: &str, argv: &[Arg]) -> Vec<String> {
+    let operands: Vec<&str> = argv.iter().skip(1).filter_map(Arg::known).filter(|t| !t.starts_with('-')).collect();
+    match program {
+        "rm" | "rmdir" | "unlink" | "touch" | "mkdir" | "truncate" | "shred" | "tee" | "mv" => {
+            operands.iter().map(|s| s.to_string()).collect()
+        }
+        "chmod" | "chown" | "chgrp" => {
+            let reference = argv.iter().any(|a| a.known().is_some_and(|t| t.starts_with("--reference")));
+            operands.iter().skip(usize::from(!reference)).map(|s| s.to_string()).collect()
+        }
+        "cp" | "install" | "ln" | "rsync" => {
+            if let Some(i) = argv.iter().position(|a| matches!(a.known(), Some("-t") | Some("--target-directory"))) {
+                return argv.get(i + 1).and_then(Arg::known).map(|t| vec![t.to_string()]).unwrap_or_default();
+            }
+            operands.last().filter(|_| operands.len() >= 2).map(|s| vec![s.to_string()]).unwrap_or_default()
+        }
+        "dd" => operands.iter().filter_map(|t| t.strip_prefix("of=")).map(str::to_string).collect(),
+        "sed" | "perl" => {
+            let in_place = argv
+                .iter()
+                .any(|a| a.known().is_some_and(|t| t.starts_with("-i") || t.starts_with("--in-place") || t == "-pi"));
+            let scripted = argv.iter().any(|a| matches!(a.known(), Some("-e") | Some("-f")));
+            if in_place {
+                operands.iter().skip(usize::from(!scripted)).map(|s| s.to_string()).collect()
+            } else {
+                Vec::new()
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Files a downloader writes: `curl -o F`, `wget -O F`, or wget's default
+/// of the URL's last segment.
+fn downloaded_files(program: &str, argv: &[Arg]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut explicit = false;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        let t = a.known().unwrap_or("");
+        let value = |flag: &str, long: &str| -> Option<String> {
+            if t == flag || t == long {
+                return argv.get(i + 1).and_then(Arg::known).map(str::to_string);
+            }
+            t.strip_prefix(&format!("{long}=")).map(str::to_string)
+        };
+        let file = match program {
+            "curl" => value("-o", "--output"),
+            "wget" => value("-O", "--output-document"),
+            _ => None,
+        };
+        if let Some(f) = file {
+            explicit = true;
+            if f != "-" {
+                out.push(f);
+            }
+        }
+        i += 1;
+    }
+    if program == "wget" && !explicit {
+        for a in argv.iter().skip(1).filter_map(Arg::known) {
+            if a.contains("://") {
+                let name = a.split(['?', '#']).next().unwrap_or("").rsplit('/').next().unwrap_or("");
+                out.push(if name.is_empty() { "index.html".to_string() } else { name.to_string() });
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,1226 @@
+//! A recursive-descent parser for POSIX shell with the bash extensions agents
+//! use: `$(...)`, `<(...)`, `[[ ... ]]`, `((...))`, `$'...'`, here-strings,
+//! `&>` and `|&`.
+//!
+//! Shell lexing depends on where it happens (a `#` starts a comment only at
+//! the start of a word, `}` closes a group only in command position, `<(`
+//! starts a process substitution only at the start of a word), so the parser
+//! reads characters directly instead of a token stream. Recursion is bounded
+//! by [`super::MAX_DEPTH`] and every loop consumes input, so hostile input
+//! costs time linear in its length times the depth bound.
+
+use super::ast::*;
+use super::{ErrorKind, MAX_DEPTH, ParseError};
+use crate::prelude::*;
+
+/// Where a word is being read; it decides which characters end it and what a
+/// backslash escapes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// An ordinary word.
+    Bare,
+    /// Inside `"..."`.
+    Double,
+    /// The body of an unquoted here-document.
+    HereBody,
+    /// After the name inside `${...}`.
+    Brace,
+}
+
+struct Pending {
+    slot: usize,
+    delimiter: String,
+    quoted: bool,
+    strip_tabs: bool,
+}
+
+pub(super) struct Parser {
+    chars: Vec<char>,
+    pos: usize,
+    depth: usize,
+    pending: Vec<Pending>,
+    bodies: Vec<Vec<Part>>,
+}
+
+const RESERVED: &[&str] = &[
+    "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "for", "case", "esac", "function", "{", "}",
+    "!",
+];
+
+const RESERVED_CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", "esac", "}", "in"];
+
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t' || c == '\r'
+}
+
+fn is_meta(c: char) -> bool {
+    is_blank(c) || matches!(c, '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
+}
+
+fn is_name_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_'
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+fn is_special_param(c: char) -> bool {
+    matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-')
+}
+
+/// Whether `text` is a name a variable can have.
+pub fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(is_name_start) && chars.all(is_name_char)
+}
+
+fn push_lit(parts: &mut Vec<Part>, text: &str, quoted: bool) {
+    if let Some(Part::Lit { text: last, quoted: q }) = parts.last_mut()
+        && *q == quoted
+    {
+        last.push_str(text);
+        return;
+    }
+    parts.push(Part::Lit { text: text.to_string(), quoted });
+}
+
+fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
+    let mut buf = [0u8; 4];
+    push_lit(parts, c.encode_utf8(&mut buf), quoted);
+}
+
+impl Parser {
+    pub(super) fn new(text: &str, depth: usize) -> Parser {
+        Parser { chars: text.chars().collect(), pos: 0, depth, pending: Vec::new(), bodies: Vec::new() }
+    }
+
+    fn error<T>(&self, message: impl Into<String>) -> Result<T, ParseError> {
+        Err(ParseError { kind: ErrorKind::Syntax, offset: self.pos, message: message.into() })
+    }
+
+    fn enter(&mut self) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(ParseError {
+                kind: ErrorKind::TooDeep,
+                offset: self.pos,
+                message: format!("nested more than {MAX_DEPTH} levels deep"),
+            });
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, offset: usize) -> Option<char> {
+        self.chars.get(self.pos + offset).copied()
+    }
+
+    fn at(&self, text: &str) -> bool {
+        text.chars().enumerate().all(|(i, c)| self.peek_at(i) == Some(c))
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += 1;
+        Some(c)
+    }
+
+    fn eof(&self) -> bool {
+        self.pos >= self.chars.len()
+    }
+
+    /// Parses a whole script.
+    pub(super) fn parse_all(mut self) -> Result<Script, ParseError> {
+        let script = self.script(&[])?;
+        self.skip_space();
+        if !self.eof() {
+            let c = self.peek().unwrap_or(' ');
+            return self.error(format!("unexpected `{c}`"));
+        }
+        self.read_pending_bodies();
+        let mut script = script;
+        let mut bodies = core::mem::take(&mut self.bodies);
+        fill_script(&mut script, &mut bodies);
+        Ok(script)
+    }
+
+    /// The parts of an unquoted here-document body.
+    pub(super) fn here_body(mut self) -> Result<Vec<Part>, ParseError> {
+        let mut parts = self.parts(Mode::HereBody)?;
+        self.read_pending_bodies();
+        let mut bodies = core::mem::take(&mut self.bodies);
+        fill_parts(&mut parts, &mut bodies);
+        Ok(parts)
+    }
+
+    /// Skips blanks, line continuations and comments.
+    fn skip_blanks(&mut self) {
+        while let Some(c) = self.peek() {
+            if is_blank(c) {
+                self.pos += 1;
+            } else if c == '\\' && self.peek_at(1) == Some('\n') {
+                self.pos += 2;
+            } else if c == '#' {
+                while self.peek().is_some_and(|c| c != '\n') {
+                    self.pos += 1;
+                }
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Skips blanks, comments and newlines, reading here-document bodies.
+    fn skip_space(&mut self) {
+        loop {
+            self.skip_blanks();
+            if self.peek() == Some('\n') {
+                self.newline();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Consumes a newline and the bodies of the here-documents it ends.
+    fn newline(&mut self) {
+        self.pos += 1;
+        self.read_pending_bodies();
+    }
+
+    fn read_pending_bodies(&mut self) {
+        let pending = core::mem::take(&mut self.pending);
+        for doc in pending {
+            let mut text = String::new();
+            while !self.eof() {
+                let start = self.pos;
+                while self.peek().is_some_and(|c| c != '\n') {
+                    self.pos += 1;
+                }
+                let mut line: &[char] = self.chars.get(start..self.pos).unwrap_or(&[]);
+                if self.peek() == Some('\n') {
+                    self.pos += 1;
+                }
+                if doc.strip_tabs {
+                    while let [first, rest @ ..] = line
+                        && *first == '\t'
+                    {
+                        line = rest;
+                    }
+                }
+                if line.iter().copied().eq(doc.delimiter.chars()) {
+                    break;
+                }
+                text.extend(line.iter());
+                text.push('\n');
+            }
+            let body = if doc.quoted {
+                if text.is_empty() { Vec::new() } else { vec![Part::Lit { text, quoted: true }] }
+            } else {
+                // An error inside a body (an unclosed `$(`) makes its text literal:
+                // the shell would refuse the whole script, which runs nothing.
+                Parser::new(&text, self.depth)
+                    .here_body()
+                    .unwrap_or_else(|_| vec![Part::Lit { text: text.clone(), quoted: true }])
+            };
+            if let Some(slot) = doc.slot.checked_sub(1).and_then(|i| self.bodies.get_mut(i)) {
+                *slot = body;
+            }
+        }
+    }
+
+    /// The upcoming word if it is one unquoted literal, without consuming it.
+    fn peek_bare(&self) -> Option<String> {
+        let mut out = String::new();
+        let mut i = self.pos;
+        while let Some(&c) = self.chars.get(i) {
+            if is_meta(c) {
+                break;
+            }
+            if matches!(c, '\'' | '"' | '\\' | '$' | '`') {
+                return None;
+            }
+            out.push(c);
+            i += 1;
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    fn at_word(&self, word: &str) -> bool {
+        self.peek_bare().as_deref() == Some(word)
+    }
+
+    fn expect_word(&mut self, word: &str) -> Result<(), ParseError> {
+        self.skip_space();
+        if self.at_word(word) {
+            self.pos += word.chars().count();
+            Ok(())
+        } else {
+            self.error(format!("expected `{word}`"))
+        }
+    }
+
+    /// A list of commands, up to `)`, the end of input, `;;` or one of the
+    /// reserved words in `terms`.
+    fn script(&mut self, terms: &[&str]) -> Result<Script, ParseError> {
+        self.enter()?;
+        let mut items = Vec::new();
+        loop {
+            self.skip_space();
+            match self.peek() {
+                None | Some(')') | Some(';') => break,
+                _ => {}
+            }
+            if let Some(word) = self.peek_bare()
+                && terms.contains(&word.as_str())
+            {
+                break;
+            }
+            let list = self.and_or()?;
+            self.skip_blanks();
+            let mut background = false;
+            match self.peek() {
+                Some('&') => {
+                    self.pos += 1;
+                    background = true;
+                }
+                Some(';') if !matches!(self.peek_at(1), Some(';') | Some('&')) => self.pos += 1,
+                Some(';') => {}
+                Some('\n') => self.newline(),
+                None | Some(')') => {}
+                Some(c) => return self.error(format!("unexpected `{c}` after a command")),
+            }
+            items.push(Item { list, background });
+        }
+        self.leave();
+        Ok(Script(items))
+    }
+
+    fn and_or(&mut self) -> Result<AndOr, ParseError> {
+        let first = self.pipeline()?;
+        let mut rest = Vec::new();
+        loop {
+            self.skip_blanks();
+            let connector = if self.at("&&") {
+                Connector::And
+            } else if self.at("||") {
+                Connector::Or
+            } else {
+                break;
+            };
+            self.pos += 2;
+            self.skip_space();
+            rest.push((connector, self.pipeline()?));
+        }
+        Ok(AndOr { first, rest })
+    }
+
+    fn pipeline(&mut self) -> Result<Pipeline, ParseError> {
+        let mut negated = false;
+        loop {
+            self.skip_blanks();
+            if self.at_word("!") {
+                self.pos += 1;
+                negated = !negated;
+            } else {
+                break;
+            }
+        }
+        let mut commands = vec![self.command()?];
+        loop {
+            self.skip_blanks();
+            if self.peek() == Some('|') && self.peek_at(1) != Some('|') {
+                self.pos += 1;
+                if self.peek() == Some('&') {
+                    self.pos += 1;
+                }
+                self.skip_space();
+                commands.push(self.command()?);
+            } else {
+                break;
+            }
+        }
+        Ok(Pipeline { negated, commands })
+    }
+
+    fn command(&mut self) -> Result<Command, ParseError> {
+        self.enter()?;
+        self.skip_blanks();
+        let command = self.command_inner();
+        self.leave();
+        command
+    }
+
+    fn command_inner(&mut self) -> Result<Command, ParseError> {
+        if self.at("((")
+            && let Some(end) = self.arith_end(self.pos + 2)
+        {
+            let raw: String = self.chars.get(self.pos + 2..end).unwrap_or(&[]).iter().collect();
+            self.pos = end + 2;
+            let redirects = self.redirects()?;
+            return Ok(Command::Arith(raw, redirects));
+        }
+        if self.peek() == Some('(') {
+            self.pos += 1;
+            let body = self.body(&[])?;
+            self.skip_space();
+            if self.bump() != Some(')') {
+                return self.error("expected `)`");
+            }
+            let redirects = self.redirects()?;
+            return Ok(Command::Subshell(body, redirects));
+        }
+        match self.peek_bare().as_deref() {
+            Some("{") => {
+                self.pos += 1;
+                let body = self.body(&["}"])?;
+                self.expect_word("}")?;
+                let redirects = self.redirects()?;
+                Ok(Command::Group(body, redirects))
+            }
+            Some("if") => self.if_command(),
+            Some(word @ ("while" | "until")) => {
+                let until = word == "until";
+                self.pos += word.len();
+                let condition = self.body(&["do"])?;
+                self.expect_word("do")?;
+                let body = self.body(&["done"])?;
+                self.expect_word("done")?;
+                let redirects = self.redirects()?;
+                Ok(Command::Loop { until, condition, body, redirects })
+            }
+            Some("for") => self.for_command(),
+            Some("case") => self.case_command(),
+            Some("function") => {
+                self.pos += "function".len();
+                self.skip_blanks();
+                let Some(name) = self.peek_bare() else {
+                    return self.error("expected a function name");
+                };
+                self.pos += name.chars().count();
+                self.skip_blanks();
+                if self.at("()") {
+                    self.pos += 2;
+                } else if self.peek() == Some('(') {
+                    self.pos += 1;
+                    self.skip_blanks();
+                    if self.bump() != Some(')') {
+                        return self.error("expected `)`");
+                    }
+                }
+                self.function_body(name)
+            }
+            Some(word) if RESERVED_CLOSERS.contains(&word) && word != "in" => {
+                self.error(format!("unexpected `{word}`"))
+            }
+            _ => self.simple(),
+        }
+    }
+
+    /// A non-empty command list, as compound commands require.
+    fn body(&mut self, terms: &[&str]) -> Result<Script, ParseError> {
+        let script = self.script(terms)?;
+        if script.0.is_empty() {
+            return self.error("expected a command");
+        }
+        Ok(script)
+    }
+
+    fn function_body(&mut self, name: String) -> Result<Command, ParseError> {
+        self.skip_space();
+        let body = self.command()?;
+        if matches!(body, Command::Simple(_) | Command::Function { .. }) {
+            return self.error(format!("the body of function `{name}` must be a compound command"));
+        }
+        Ok(Command::Function { name, body: Box::new(body) })
+    }
+
+    fn if_command(&mut self) -> Result<Command, ParseError> {
+        self.pos += 2;
+        let mut branches = Vec::new();
+        let mut otherwise = None;
+        loop {
+            let condition = self.body(&["then"])?;
+            self.expect_word("then")?;
+            let body = self.body(&["elif", "else", "fi"])?;
+            branches.push((condition, body));
+            self.skip_space();
+            if self.at_word("elif") {
+                self.pos += 4;
+                continue;
+            }
+            if self.at_word("else") {
+                self.pos += 4;
+                otherwise = Some(self.body(&["fi"])?);
+            }
+            self.expect_word("fi")?;
+            break;
+        }
+        let redirects = self.redirects()?;
+        Ok(Command::If { branches, otherwise, redirects })
+    }
+
+    fn for_command(&mut self) -> Result<Command, ParseError> {
+        self.pos += 3;
+        self.skip_blanks();
+        if self.at("((") {
+            let Some(end) = self.arith_end(self.pos + 2) else {
+                return self.error("unterminated `((`");
+            };
+            let header: String = self.chars.get(self.pos + 2..end).unwrap_or(&[]).iter().collect();
+            self.pos = end + 2;
+            self.skip_blanks();
+            if self.peek() == Some(';') {
+                self.pos += 1;
+            }
+            self.expect_word("do")?;
+            let body = self.body(&["done"])?;
+            self.expect_word("done")?;
+            let redirects = self.redirects()?;
+            return Ok(Command::ForArith { header, body, redirects });
+        }
+        let Some(name) = self.peek_bare().filter(|n| is_name(n)) else {
+            return self.error("expected a variable name after `for`");
+        };
+        self.pos += name.len();
+        self.skip_space();
+        let mut words = None;
+        if self.at_word("in") {
+            self.pos += 2;
+            let mut list = Vec::new();
+            loop {
+                self.skip_blanks();
+                match self.peek() {
+                    Some(';') | Some('\n') => break,
+                    None => return self.error("expected `do`"),
+                    Some(c) if is_meta(c) => return self.error(format!("unexpected `{c}` in a `for` list")),
+                    _ => list.push(self.word()?),
+                }
+            }
+            words = Some(list);
+        }
+        self.skip_blanks();
+        if self.peek() == Some(';') {
+            self.pos += 1;
+        }
+        self.expect_word("do")?;
+        let body = self.body(&["done"])?;
+        self.expect_word("done")?;
+        let redirects = self.redirects()?;
+        Ok(Command::For { name, words, body, redirects })
+    }
+
+    fn case_command(&mut self) -> Result<Command, ParseError> {
+        self.pos += 4;
+        self.skip_blanks();
+        if self.peek().is_none_or(is_meta) {
+            return self.error("expected a word after `case`");
+        }
+        let word = self.word()?;
+        self.expect_word("in")?;
+        let mut arms = Vec::new();
+        loop {
+            self.skip_space();
+            if self.at_word("esac") {
+                self.pos += 4;
+                break;
+            }
+            if self.peek() == Some('(') {
+                self.pos += 1;
+            }
+            let mut patterns = Vec::new();
+            loop {
+                self.skip_blanks();
+                if self.peek().is_none_or(is_meta) {
+                    return self.error("expected a pattern");
+                }
+                patterns.push(self.word()?);
+                self.skip_blanks();
+                match self.bump() {
+                    Some('|') => continue,
+                    Some(')') => break,
+                    _ => return self.error("expected `)` after a pattern"),
+                }
+            }
+            let body = self.script(&["esac"])?;
+            arms.push((patterns, body));
+            self.skip_space();
+            if self.at(";;&") {
+                self.pos += 3;
+            } else if self.at(";;") || self.at(";&") {
+                self.pos += 2;
+            } else if !self.at_word("esac") {
+                return self.error("expected `;;` or `esac`");
+            }
+        }
+        let redirects = self.redirects()?;
+        Ok(Command::Case { word, arms, redirects })
+    }
+
+    /// Redirections after a compound command.
+    fn redirects(&mut self) -> Result<Vec<Redirect>, ParseError> {
+        let mut out = Vec::new();
+        loop {
+            self.skip_blanks();
+            if self.redirect_ahead() {
+                out.push(self.redirect()?);
+            } else {
+                return Ok(out);
+            }
+        }
+    }
+
+    fn redirect_ahead(&self) -> bool {
+        let mut i = self.pos;
+        while self.chars.get(i).is_some_and(char::is_ascii_digit) {
+            i += 1;
+        }
+        match (self.chars.get(i), self.chars.get(i + 1)) {
+            (Some('<' | '>'), Some('(')) => i > self.pos,
+            (Some('<' | '>'), _) => true,
+            (Some('&'), Some('>')) => i == self.pos,
+            _ => false,
+        }
+    }
+
+    fn redirect(&mut self) -> Result<Redirect, ParseError> {
+        let start = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        let fd = if self.pos > start {
+            let digits: String = self.chars.get(start..self.pos).unwrap_or(&[]).iter().collect();
+            match digits.parse::<u32>() {
+                Ok(n) => Some(n),
+                Err(_) => return self.error("file descriptor too large"),
+            }
+        } else {
+            None
+        };
+        const OPS: &[(&str, RedirectOp)] = &[
+            ("&>>", RedirectOp::AppendOutErr),
+            ("&>", RedirectOp::OutErr),
+            ("<<<", RedirectOp::HereString),
+            ("<<-", RedirectOp::HereDoc),
+            ("<<", RedirectOp::HereDoc),
+            ("<>", RedirectOp::ReadWrite),
+            ("<&", RedirectOp::DupIn),
+            ("<", RedirectOp::In),
+            (">>", RedirectOp::Append),
+            (">|", RedirectOp::Clobber),
+            (">&", RedirectOp::DupOut),
+            (">", RedirectOp::Out),
+        ];
+        let Some(&(text, op)) = OPS.iter().find(|(text, _)| self.at(text)) else {
+            return self.error("expected a redirection");
+        };
+        self.pos += text.len();
+        self.skip_blanks();
+        if self.peek().is_none_or(|c| is_meta(c) && !self.at("<(") && !self.at(">(")) {
+            return self.error(format!("expected a word after `{text}`"));
+        }
+        let word = self.word()?;
+        let target = if op == RedirectOp::HereDoc {
+            let mut quoted = false;
+            let mut delimiter = String::new();
+            for part in &word.0 {
+                match part {
+                    Part::Lit { text, quoted: q } => {
+                        quoted |= *q;
+                        delimiter.push_str(text);
+                    }
+                    Part::Double(inner) => {
+                        quoted = true;
+                        for p in inner {
+                            match p {
+                                Part::Lit { text, .. } => delimiter.push_str(text),
+                                _ => return self.error("a here-document delimiter must be literal text"),
+                            }
+                        }
+                    }
+                    _ => return self.error("a here-document delimiter must be literal text"),
+                }
+            }
+            if delimiter.contains('\n') {
+                return self.error("a here-document delimiter must be on one line");
+            }
+            self.bodies.push(Vec::new());
+            let slot = self.bodies.len();
+            self.pending.push(Pending { slot, delimiter: delimiter.clone(), quoted, strip_tabs: text == "<<-" });
+            RedirectTarget::HereDoc(HereDoc { delimiter, quoted, body: Vec::new(), slot })
+        } else {
+            RedirectTarget::Word(word)
+        };
+        Ok(Redirect { fd, op, target })
+    }
+
+    fn simple(&mut self) -> Result<Command, ParseError> {
+        let mut simple = Simple::default();
+        loop {
+            self.skip_blanks();
+            let Some(c) = self.peek() else { break };
+            if self.redirect_ahead() {
+                simple.redirects.push(self.redirect()?);
+                continue;
+            }
+            if c == '(' {
+                let close = self.empty_parens_ahead();
+                let definition = simple.assigns.is_empty() && simple.redirects.is_empty() && simple.words.len() == 1;
+                let (Some(close), true) = (close, definition) else {
+                    return self.error("unexpected `(`");
+                };
+                let name = simple.words.first().and_then(Word::bare).map(str::to_string);
+                let Some(name) = name else {
+                    return self.error("a function name must be plain text");
+                };
+                self.pos = close + 1;
+                return self.function_body(name);
+            }
+            if is_meta(c) && !self.at("<(") && !self.at(">(") {
+                break;
+            }
+            if simple.words.is_empty()
+                && let Some(assign) = self.assignment()?
+            {
+                simple.assigns.push(assign);
+                continue;
+            }
+            let word = self.word()?;
+            // A line continuation can hide the `=` from the check above.
+            if simple.words.is_empty()
+                && let Some(assign) = as_assignment(&word)
+            {
+                simple.assigns.push(assign);
+                continue;
+            }
+            if simple.words.is_empty()
+                && let Some(reserved) = word.bare().filter(|w| RESERVED.contains(w))
+            {
+                // Only a line continuation inside it kept it from being read as reserved.
+                return self.error(format!("`{reserved}` is split by a line continuation"));
+            }
+            let test = simple.words.is_empty() && word.bare() == Some("[[");
+            simple.words.push(word);
+            if test {
+                self.test_words(&mut simple.words)?;
+            }
+        }
+        if simple.assigns.is_empty() && simple.words.is_empty() && simple.redirects.is_empty() {
+            return match self.peek() {
+                Some(c) => self.error(format!("expected a command, got `{c}`")),
+                None => self.error("expected a command"),
+            };
+        }
+        Ok(Command::Simple(simple))
+    }
+
+    /// Where the `)` of a `( )` at the current position is.
+    fn empty_parens_ahead(&self) -> Option<usize> {
+        let mut i = self.pos + 1;
+        while self.chars.get(i).copied().is_some_and(is_blank) {
+            i += 1;
+        }
+        (self.chars.get(i) == Some(&')')).then_some(i)
+    }
+
+    /// The words of `[[ ... ]]`, where `<`, `>`, `&&`, `||`, `(` and `)` are
+    /// operators of the test rather than redirections and lists.
+    fn test_words(&mut self, words: &mut Vec<Word>) -> Result<(), ParseError> {
+        loop {
+            self.skip_blanks();
+            let Some(c) = self.peek() else {
+                return self.error("expected `]]`");
+            };
+            if c == '\n' {
+                self.newline();
+                continue;
+            }
+            if matches!(c, ';') {
+                return self.error("expected `]]`");
+            }
+            if is_meta(c) {
+                let mut op = String::new();
+                while let Some(c) = self.peek().filter(|c| matches!(c, '<' | '>' | '&' | '|' | '(' | ')' | '!')) {
+                    op.push(c);
+                    self.pos += 1;
+                }
+                words.push(Word::lit(&op));
+                continue;
+            }
+            let word = self.word()?;
+            let end = word.bare() == Some("]]");
+            words.push(word);
+            if end {
+                return Ok(());
+            }
+        }
+    }
+
+    fn assignment(&mut self) -> Result<Option<Assign>, ParseError> {
+        let mut i = self.pos;
+        if !self.chars.get(i).copied().is_some_and(is_name_start) {
+            return Ok(None);
+        }
+        while self.chars.get(i).copied().is_some_and(is_name_char) {
+            i += 1;
+        }
+        let append = self.chars.get(i) == Some(&'+');
+        let eq = if append { i + 1 } else { i };
+        if self.chars.get(eq) != Some(&'=') {
+            return Ok(None);
+        }
+        let name: String = self.chars.get(self.pos..i).unwrap_or(&[]).iter().collect();
+        self.pos = eq + 1;
+        if self.peek() == Some('(') {
+            self.pos += 1;
+            let mut values = Vec::new();
+            loop {
+                self.skip_space();
+                match self.peek() {
+                    Some(')') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    None => return self.error("expected `)` to end the array"),
+                    Some(c) if is_meta(c) => return self.error(format!("unexpected `{c}` in an array")),
+                    _ => values.push(self.word()?),
+                }
+            }
+            return Ok(Some(Assign { name, append, value: AssignValue::Array(values) }));
+        }
+        let value = if self.peek().is_none_or(|c| is_meta(c) && !self.at("<(") && !self.at(">(")) {
+            Word::default()
+        } else {
+            self.word()?
+        };
+        Ok(Some(Assign { name, append, value: AssignValue::Scalar(value) }))
+    }
+
+    /// One word in ordinary context.
+    fn word(&mut self) -> Result<Word, ParseError> {
+        let mut parts = Vec::new();
+        if self.at("<(") || self.at(">(") {
+            let out = self.peek() == Some('>');
+            self.pos += 2;
+            let script = self.script(&[])?;
+            self.skip_space();
+            if self.bump() != Some(')') {
+                return self.error("expected `)` to end the process substitution");
+            }
+            parts.push(if out { Part::ProcOut(script) } else { Part::ProcIn(script) });
+        }
+        parts.extend(self.parts(Mode::Bare)?);
+        Ok(Word(parts))
+    }
+
+    /// Reads parts until the end of the word in `mode`. For `Double` the
+    /// closing quote, and for `Brace` the closing brace, is consumed.
+    fn parts(&mut self, mode: Mode) -> Result<Vec<Part>, ParseError> {
+        let mut parts = Vec::new();
+        let quoted_text = matches!(mode, Mode::Double | Mode::HereBody);
+        let mut braces = 0usize;
+        loop {
+            let Some(c) = self.peek() else {
+                return match mode {
+                    Mode::Bare | Mode::HereBody => Ok(parts),
+                    Mode::Double => self.error("unterminated double quote"),
+                    Mode::Brace => self.error("unterminated `${`"),
+                };
+            };
+            match (mode, c) {
+                (Mode::Bare, c) if is_meta(c) => return Ok(parts),
+                (Mode::Double, '"') => {
+                    self.pos += 1;
+                    return Ok(parts);
+                }
+                (Mode::Brace, '}') if braces == 0 => {
+                    self.pos += 1;
+                    return Ok(parts);
+                }
+                (Mode::Brace, '}') => {
+                    braces -= 1;
+                    self.pos += 1;
+                    push_char(&mut parts, '}', false);
+                }
+                (Mode::Brace, '{') => {
+                    braces += 1;
+                    self.pos += 1;
+                    push_char(&mut parts, '{', false);
+                }
+                (Mode::Bare | Mode::Brace, '\'') => {
+                    self.pos += 1;
+                    let start = self.pos;
+                    while self.peek().is_some_and(|c| c != '\'') {
+                        self.pos += 1;
+                    }
+                    if self.eof() {
+                        return self.error("unterminated single quote");
+                    }
+                    let text: String = self.chars.get(start..self.pos).unwrap_or(&[]).iter().collect();
+                    self.pos += 1;
+                    push_lit(&mut parts, &text, true);
+                }
+                (Mode::Bare | Mode::Brace, '"') => {
+                    self.pos += 1;
+                    self.enter()?;
+                    let inner = self.parts(Mode::Double);
+                    self.leave();
+                    parts.push(Part::Double(inner?));
+                }
+                (_, '\\') => {
+                    self.pos += 1;
+                    match (mode, self.peek()) {
+                        (_, None) => push_char(&mut parts, '\\', true),
+                        (Mode::HereBody, Some(n @ ('$' | '`' | '\\'))) => {
+                            self.pos += 1;
+                            push_char(&mut parts, n, true);
+                        }
+                        (Mode::HereBody, Some(_)) => push_char(&mut parts, '\\', true),
+                        (Mode::Double | Mode::Bare | Mode::Brace, Some('\n')) => self.pos += 1,
+                        (Mode::Double, Some(n @ ('$' | '`' | '"' | '\\'))) => {
+                            self.pos += 1;
+                            push_char(&mut parts, n, true);
+                        }
+                        (Mode::Double, Some(_)) => push_char(&mut parts, '\\', true),
+                        (_, Some(n)) => {
+                            self.pos += 1;
+                            push_char(&mut parts, n, true);
+                        }
+                    }
+                }
+                (_, '$') => self.dollar(mode, &mut parts)?,
+                (_, '`') => {
+                    let script = self.backquoted()?;
+                    parts.push(Part::Sub(script));
+                }
+                (_, c) => {
+                    self.pos += 1;
+                    push_char(&mut parts, c, quoted_text);
+                }
+            }
+        }
+    }
+
+    /// Where the `))` that closes an arithmetic expression starting at `from`
+    /// is, counting parentheses; `None` if a `)` closes it alone first.
+    fn arith_end(&self, from: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        let mut i = from;
+        while let Some(&c) = self.chars.get(i) {
+            match c {
+                '(' => depth += 1,
+                ')' if depth > 0 => depth -= 1,
+                ')' => return (self.chars.get(i + 1) == Some(&')')).then_some(i),
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    }
+
+    fn dollar(&mut self, mode: Mode, parts: &mut Vec<Part>) -> Result<(), ParseError> {
+        self.pos += 1;
+        let bare = matches!(mode, Mode::Bare | Mode::Brace);
+        match self.peek() {
+            Some('\'') if bare => {
+                self.pos += 1;
+                let text = self.ansi_c()?;
+                push_lit(parts, &text, true);
+            }
+            Some('"') if bare => {
+                self.pos += 1;
+                self.enter()?;
+                let inner = self.parts(Mode::Double);
+                self.leave();
+                parts.push(Part::Double(inner?));
+            }
+            Some('(') => {
+                if self.peek_at(1) == Some('(')
+                    && let Some(end) = self.arith_end(self.pos + 2)
+                {
+                    let raw: String = self.chars.get(self.pos + 2..end).unwrap_or(&[]).iter().collect();
+                    self.pos = end + 2;
+                    parts.push(Part::Arith(raw));
+                    return Ok(());
+                }
+                self.pos += 1;
+                let script = self.script(&[])?;
+                self.skip_space();
+                if self.bump() != Some(')') {
+                    return self.error("expected `)` to end `$(`");
+                }
+                parts.push(Part::Sub(script));
+            }
+            Some('{') => {
+                self.pos += 1;
+                self.enter()?;
+                let name = self.param_name(true);
+                let rest = self.parts(Mode::Brace);
+                self.leave();
+                let rest = rest?;
+                if name.is_empty() && rest.first().is_some_and(|p| !matches!(p, Part::Lit { .. })) {
+                    return self.error("bad substitution: `${` must start with a name");
+                }
+                parts.push(Part::Param(Param { name, braced: true, rest }));
+            }
+            Some(c) if is_name_start(c) || c.is_ascii_digit() || is_special_param(c) => {
+                let name = self.param_name(false);
+                parts.push(Part::Param(Param { name, braced: false, rest: Vec::new() }));
+            }
+            // A `$` that starts nothing is literal text.
+            _ => push_char(parts, '$', true),
+        }
+        Ok(())
+    }
+
+    fn param_name(&mut self, braced: bool) -> String {
+        let mut name = String::new();
+        match self.peek() {
+            Some(c) if is_name_start(c) => loop {
+                match self.peek() {
+                    Some(c) if is_name_char(c) => {
+                        name.push(c);
+                        self.pos += 1;
+                    }
+                    // A line continuation does not end a name.
+                    Some('\\') if self.peek_at(1) == Some('\n') => self.pos += 2,
+                    _ => break,
+                }
+            },
+            Some(c) if c.is_ascii_digit() => {
+                name.push(c);
+                self.pos += 1;
+                while braced && let Some(c) = self.peek().filter(char::is_ascii_digit) {
+                    name.push(c);
+                    self.pos += 1;
+                }
+            }
+            Some(c) if is_special_param(c) => {
+                name.push(c);
+                self.pos += 1;
+            }
+            _ => {}
+        }
+        name
+    }
+
+    /// The text of `$'...'` with its escapes resolved.
+    fn ansi_c(&mut self) -> Result<String, ParseError> {
+        let mut out = String::new();
+        loop {
+            let Some(c) = self.bump() else {
+                return self.error("unterminated `$'`");
+            };
+            match c {
+                '\'' => return Ok(out),
+                '\\' => {
+                    let Some(e) = self.bump() else {
+                        return self.error("unterminated `$'`");
+                    };
+                    match e {
+                        'a' => out.push('\u{7}'),
+                        'b' => out.push('\u{8}'),
+                        'e' | 'E' => out.push('\u{1b}'),
+                        'f' => out.push('\u{c}'),
+                        'n' => out.push('\n'),
+                        'r' => out.push('\r'),
+                        't' => out.push('\t'),
+                        'v' => out.push('\u{b}'),
+                        'x' => out.push(self.code_point(16, 2).unwrap_or('x')),
+                        'u' => out.push(self.code_point(16, 4).unwrap_or('u')),
+                        'U' => out.push(self.code_point(16, 8).unwrap_or('U')),
+                        '0'..='7' => {
+                            self.pos -= 1;
+                            out.push(self.code_point(8, 3).unwrap_or('0'));
+                        }
+                        other => {
+                            if !matches!(other, '\\' | '\'' | '"' | '?') {
+                                out.push('\\');
+                            }
+                            out.push(other);
+                        }
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+    }
+
+    fn code_point(&mut self, radix: u32, max_digits: usize) -> Option<char> {
+        let mut value: u32 = 0;
+        let mut digits = 0;
+        while digits < max_digits
+            && let Some(d) = self.peek().and_then(|c| c.to_digit(radix))
+        {
+            value = value.saturating_mul(radix).saturating_add(d);
+            self.pos += 1;
+            digits += 1;
+        }
+        if digits == 0 {
+            return None;
+        }
+        Some(char::from_u32(value).unwrap_or('\u{fffd}'))
+    }
+
+    /// A backquoted command, parsed as a script of its own.
+    fn backquoted(&mut self) -> Result<Script, ParseError> {
+        self.pos += 1;
+        let mut text = String::new();
+        loop {
+            match self.bump() {
+                None => return self.error("unterminated backquote"),
+                Some('`') => break,
+                Some('\\') => match self.bump() {
+                    Some(n @ ('`' | '\\' | '$')) => text.push(n),
+                    Some(n) => {
+                        text.push('\\');
+                        text.push(n);
+                    }
+                    None => return self.error("unterminated backquote"),
+                },
+                Some(c) => text.push(c),
+            }
+        }
+        let offset = self.pos;
+        let inner = Parser::new(&text, self.depth);
+        inner.parse_all().map_err(|mut e| {
+            e.offset = offset;
+            e
+        })
+    }
+}
+
+/// The assignment a word spells, when its first part is unquoted text that
+/// starts with `name=` or `name+=`.
+fn as_assignment(word: &Word) -> Option<Assign> {
+    let Some(Part::Lit { text, quoted: false }) = word.0.first() else {
+        return None;
+    };
+    let eq = text.find('=')?;
+    let head = text.get(..eq)?;
+    let (name, append) = match head.strip_suffix('+') {
+        Some(name) => (name, true),
+        None => (head, false),
+    };
+    if !is_name(name) {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let rest = text.get(eq + 1..).unwrap_or("");
+    if !rest.is_empty() {
+        parts.push(Part::Lit { text: rest.to_string(), quoted: false });
+    }
+    parts.extend(word.0.iter().skip(1).cloned());
+    Some(Assign { name: name.to_string(), append, value: AssignValue::Scalar(Word(parts)) })
+}
+
+fn fill_script(script: &mut Script, bodies: &mut [Vec<Part>]) {
+    for item in &mut script.0 {
+        fill_pipeline(&mut item.list.first, bodies);
+        for (_, p) in &mut item.list.rest {
+            fill_pipeline(p, bodies);
+        }
+    }
+}
+
+fn fill_pipeline(pipeline: &mut Pipeline, bodies: &mut [Vec<Part>]) {
+    for c in &mut pipeline.commands {
+        fill_command(c, bodies);
+    }
+}
+
+fn fill_redirects(redirects: &mut [Redirect], bodies: &mut [Vec<Part>]) {
+    for r in redirects {
+        match &mut r.target {
+            RedirectTarget::Word(w) => fill_parts(&mut w.0, bodies),
+            RedirectTarget::HereDoc(doc) => {
+                // Slot zero was filled by the parser of an enclosing backquote or body.
+                if let Some(body) = doc.slot.checked_sub(1).and_then(|i| bodies.get_mut(i)) {
+                    doc.body = core::mem::take(body);
+                }
+                doc.slot = 0;
+                fill_parts(&mut doc.body, bodies);
+            }
+        }
+    }
+}
+
+fn fill_words(words: &mut [Word], bodies: &mut [Vec<Part>]) {
+    for w in words {
+        fill_parts(&mut w.0, bodies);
+    }
+}
+
+fn fill_command(command: &mut Command, bodies: &mut [Vec<Part>]) {
+    match command {
+        Command::Simple(s) => {
+            for a in &mut s.assigns {
+                match &mut a.value {
+                    AssignValue::Scalar(w) => fill_parts(&mut w.0, bodies),
+                    AssignValue::Array(ws) => fill_words(ws, bodies),
+                }
+            }
+            fill_words(&mut s.words, bodies);
+            fill_redirects(&mut s.redirects, bodies);
+        }
+        Command::Subshell(body, r) | Command::Group(body, r) => {
+            fill_script(body, bodies);
+            fill_redirects(r, bodies);
+        }
+        Command::If { branches, otherwise, redirects } => {
+            for (c, b) in branches {
+                fill_script(c, bodies);
+                fill_script(b, bodies);
+            }
+            if let Some(o) = otherwise {
+                fill_script(o, bodies);
+            }
+            fill_redirects(redirects, bodies);
+        }
+        Command::Loop { condition, body, redirects, .. } => {
+            fill_script(condition, bodies);
+            fill_script(body, bodies);
+            fill_redirects(redirects, bodies);
+        }
+        Command::For { words, body, redirects, .. } => {
+            if let Some(ws) = words {
+                fill_words(ws, bodies);
+            }
+            fill_script(body, bodies);
+            fill_redirects(redirects, bodies);
+        }
+        Command::ForArith { body, redirects, .. } => {
+            fill_script(body, bodies);
+            fill_redirects(redirects, bodies);
+        }
+        Command::Case { word, arms, redirects } => {
+            fill_parts(&mut word.0, bodies);
+            for (patterns, body) in arms {
+                fill_words(patterns, bodies);
+                fill_script(body, bodies);
+            }
+            fill_redirects(redirects, bodies);
+        }
+        Command::Arith(_, redirects) => fill_redirects(redirects, bodies),
+        Command::Function { body, .. } => fill_command(body, bodies),
+    }
+}
+
+fn fill_parts(parts: &mut [Part], bodies: &mut [Vec<Part>]) {
+    for part in parts {
+        match part {
+            Part::Double(inner) => fill_parts(inner, bodies),
+            Part::Param(p) => fill_parts(&mut p.rest, bodies),
+            Part::Sub(s) | Part::ProcIn(s) | Part::ProcOut(s) => fill_script(s, bodies),
+            Part::Lit { .. } | Part::Arith(_) => {}
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! The exec gate: rule families over the programs a shell command runs.
+//!
+//! The command is parsed and analysed by [`crate::shell`], so the rules see
+//! programs and their arguments, never text: `echo reboot later` runs `echo`,
+//! `grep -r "rm -rf" docs/` runs `grep`, and a file whose content mentions
+//! `rm -rf /` is data. Each finding names its rule and quotes the simple
+//! command it came from as the parser printed it, with the wrappers it was
+//! unwrapped from.
+//!
+//! Rule families (see [`super::rules`] for names and defaults):
+//! recursive deletes of critical targets, outside the workspace, or of
+//! targets only known at run time; disk formatting and raw device writes;
+//! download-and-execute (piped into a shell or interpreter, substituted into
+//! `bash -c`/`eval`, process-substituted, or saved and then run); fork bombs;
+//! shutdown and reboot; firewall flushes; world-writable or setuid modes and
+//! owner changes on system paths; credential files read into a network
+//! command; programs whose name is unknown until run time; code built at run
+//! time from anything but a download (`echo ... | base64 -d | sh`,
+//! `eval "$(tool init)"`), which is asked; and commands the
+//! parser refuses. Paths the command reads and writes also go through the
+//! path guard's protected-path and workspace checks.
+
+use super::Finding;
+use super::path_guard::Places;
+use super::rules;
+use crate::config::reader::shorten;
+use crate::paths;
+use crate::prelude::*;
+use crate::shell::commands::{self, Analysis, Arg, DOWNLOADERS, Invocation, ProblemKind};
+use crate::shell::{self, ErrorKind};
+
+/// Programs that send data over the network.
+pub const NETWORK: &[&str] = &[
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "rsync", "ftp", "tftp", "http",
+    "https", "xh", "aria2c", "openssl",
+];
+
+fn quote(inv: &Invocation) -> String {
+    let via = if inv.via.is_empty() { String::new() } else { format!(" (run through {})", inv.via.join(", ")) };
+    format!("`{}`{via}", shorten_segment(&inv.segment))
+}
+
+/// Longest segment quoted in a reason, in characters.
+pub const MAX_QUOTED_CHARS: usize = 200;
+
+fn shorten_segment(text: &str) -> String {
+    if text.chars().count() <= MAX_QUOTED_CHARS {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(MAX_QUOTED_CHARS).collect();
+    out.push('…');
+    out
+}
+
+fn finding(rule: &'static str, reason: String) -> Finding {
+    Finding { rule, reason }
+}
+
+/// Judges a shell command run in `cwd`.
+pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Finding> {
+    let script = match shell::parse(command) {
+        Ok(s) => s,
+        Err(e) => {
+            let rule = if e.kind == ErrorKind::Syntax { rules::EXEC_UNPARSABLE } else { rules::EXEC_TOO_COMPLEX };
+            return vec![finding(
+                rule,
+                format!("The command could not be parsed as shell ({e}), so what it would run is unknown."),
+            )];
+        }
+    };
+    let secret = |p: &str| places.protected_by(p).is_some();
+    let context = commands::Context { cwd, home: places.home, secret: &secret };
+    let analysis = commands::analyse(&script, &context);
+    let mut out = Vec::new();
+    for problem in &analysis.problems {
+        let rule = match problem.kind {
+            ProblemKind::Unparsable => rules::EXEC_UNPARSABLE,
+            ProblemKind::TooComplex => rules::EXEC_TOO_COMPLEX,
+        };
+        out.push(finding(rule, format!("`{}`: {}.", shorten_segment(&problem.segment), problem.detail)));
+    }
+    for (index, inv) in analysis.invocations.iter().enumerate() {
+        recursive_delete(places, inv, &mut out);
+        devices(inv, &mut out);
+        download_execute(&analysis, index, inv, &mut out);
+        fork_bomb(inv, &mut out);
+        shutdown(inv, &mut out);
+        firewall(inv, &mut out);
+        permissions(places, inv, &mut out);
+        exfiltration(places, &analysis, inv, &mut out);
+        if !inv.argv.is_empty() && inv.argv.first().is_some_and(|a| a.known().is_none()) {
+            let raw = inv.argv.first().map(|a| a.raw.as_str()).unwrap_or("");
+            out.push(finding(
+                rules::EXEC_DYNAMIC_PROGRAM,
+                format!("{} runs a program named by `{}`, which is only known when it runs.", quote(inv), shorten(raw)),
+            ));
+        }
+        touched_paths(places, inv, &mut out);
+    }
+    out
+}
+
+fn options(argv: &[Arg]) -> impl Iterator<Item = &str> {
+    argv.iter().skip(1).filter_map(Arg::known).take_while(|t| *t != "--").filter(|t| t.starts_with('-') && t.len() > 1)
+}
+
+fn operands(argv: &[Arg]) -> Vec<&Arg> {
+    let mut out = Vec::new();
+    let mut after_dashes = false;
+    for a in argv.iter().skip(1) {
+        match a.known() {
+            Some("--") if !after_dashes => after_dashes = true,
+            Some(t) if !after_dashes && t.starts_with('-') && t.len() > 1 => {}
+            _ => out.push(a),
+        }
+    }
+    out
+}
+
+fn has_flag(argv: &[Arg], short: char, long: &[&str]) -> bool {
+    options(argv).any(|o| if o.starts_with("--") { long.contains(&o) } else { o.chars().skip(1).any(|c| c == short) })
+}
+
+fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
+    if inv.program != "rm" {
+        return;
+    }
+    let recursive = has_flag(&inv.argv, 'r', &["--recursive"]) || has_flag(&inv.argv, 'R', &[]);
+    if !recursive {
+        return;
+    }
+    if options(&inv.argv).any(|o| o == "--no-preserve-root") {
+        out.push(finding(
+            rules::EXEC_RECURSIVE_DELETE,
+            format!("{} deletes recursively with `--no-preserve-root`.", quote(inv)),
+        ));
+    }
+    for target in operands(&inv.argv) {
+        match target.known() {
+            Some(t) => {
+                let path = paths::normalize(t, inv.cwd.as_deref(), places.home);
+                if paths::is_critical_target(&path) && !places.strictly_inside_workspace(&path) {
+                    out.push(finding(
+                        rules::EXEC_RECURSIVE_DELETE,
+                        format!("{} deletes `{path}` recursively.", quote(inv)),
+                    ));
+                } else if !places.writable(&path) {
+                    out.push(finding(
+                        rules::EXEC_RECURSIVE_DELETE_OUTSIDE,
+                        format!("{} deletes `{path}` recursively, outside the workspace.", quote(inv)),
+                    ));
+                }
+            }
+            None => out.push(finding(
+                rules::EXEC_RECURSIVE_DELETE_DYNAMIC,
+                format!(
+                    "{} deletes `{}` recursively; what that is is only known when it runs.",
+                    quote(inv),
+                    shorten(&target.raw)
+                ),
+            )),
+        }
+    }
+}
+
+const BLOCK_DEVICES: &[&str] = &[
+    "/dev/sd*",
+    "/dev/hd*",
+    "/dev/vd*",
+    "/dev/xvd*",
+    "/dev/nvme*",
+    "/dev/mmcblk*",
+    "/dev/disk*",
+    "/dev/rdisk*",
+    "/dev/mapper/**",
+    "/dev/dm-*",
+    "/dev/md*",
+    "/dev/loop*",
+    "/dev/mem",
+    "/dev/kmem",
+    "/dev/port",
+];
+
+const FORMATTERS: &[&str] =
+    &["mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "blkdiscard", "mkntfs"];
+
+fn devices(inv: &Invocation, out: &mut Vec<Finding>) {
+    let p = inv.program.as_str();
+    if p.starts_with("mkfs") || FORMATTERS.contains(&p) {
+        let listing = options(&inv.argv).any(|o| o == "-l" || o == "--list")
+            || inv.argv.iter().any(|a| a.known() == Some("print"));
+        if !listing {
+            out.push(finding(rules::EXEC_DISK_FORMAT, format!("{} formats or partitions a disk.", quote(inv))));
+        }
+    }
+    for path in &inv.writes {
+        if BLOCK_DEVICES.iter().any(|g| paths::glob_matches(g, path)) {
+            out.push(finding(rules::EXEC_RAW_DEVICE_WRITE, format!("{} writes to the device `{path}`.", quote(inv))));
+        }
+    }
+}
+
+fn download_execute(analysis: &Analysis, index: usize, inv: &Invocation, out: &mut Vec<Finding>) {
+    let downloader = |i: &Invocation| DOWNLOADERS.contains(&i.program.as_str());
+    let from_code = inv.code_from.iter().any(|r| analysis.within(r).iter().any(downloader));
+    let from_pipe =
+        inv.runs_stdin && analysis.invocations.iter().any(|other| downloader(other) && analysis.upstream(other, inv));
+    let saved = inv.runs_files.iter().find(|f| analysis.downloads.iter().any(|(d, at)| d == *f && *at < index));
+    if from_code || from_pipe {
+        out.push(finding(rules::EXEC_DOWNLOAD_EXECUTE, format!("{} runs code it downloads.", quote(inv))));
+    } else if let Some(file) = saved {
+        out.push(finding(
+            rules::EXEC_DOWNLOAD_EXECUTE,
+            format!("{} runs `{file}`, which the command downloaded.", quote(inv)),
+        ));
+    } else if !inv.code_from.is_empty()
+        || (inv.runs_stdin && analysis.invocations.iter().any(|other| analysis.upstream(other, inv)))
+    {
+        out.push(finding(
+            rules::EXEC_DYNAMIC_CODE,
+            format!("{} runs code that is only known when the command runs.", quote(inv)),
+        ));
+    }
+}
+
+fn fork_bomb(inv: &Invocation, out: &mut Vec<Finding>) {
+    let Some(function) = &inv.function else { return };
+    if *function == inv.program && (!inv.pipes.is_empty() || inv.background) {
+        out.push(finding(
+            rules::EXEC_FORK_BOMB,
+            format!("{} makes function `{function}` spawn copies of itself without end.", quote(inv)),
+        ));
+    }
+}
+
+fn shutdown(inv: &Invocation, out: &mut Vec<Finding>) {
+    let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
+    let hit = match inv.program.as_str() {
+        "shutdown" | "reboot" | "halt" | "poweroff" => !args.contains(&"-c"),
+        "init" | "telinit" => args.iter().any(|a| matches!(*a, "0" | "6")),
+        "systemctl" => args.iter().any(|a| matches!(*a, "poweroff" | "reboot" | "halt" | "kexec" | "emergency")),
+        // `kill 1` ends init; `kill -9 -1` every process of the user.
+        "kill" | "pkill" => operands(&inv.argv).iter().any(|a| matches!(a.known(), Some("1"))) || args.contains(&"-1"),
+        _ => false,
+    } || inv.writes.iter().any(|p| p == "/proc/sysrq-trigger");
+    if hit {
+        out.push(finding(rules::EXEC_SHUTDOWN, format!("{} shuts down or reboots the machine.", quote(inv))));
+    }
+}
+
+fn firewall(inv: &Invocation, out: &mut Vec<Finding>) {
+    let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
+    let has = |w: &str| args.contains(&w);
+    let hit = match inv.program.as_str() {
+        "iptables" | "ip6tables" | "iptables-legacy" | "iptables-nft" | "ip6tables-legacy" | "ip6tables-nft" => {
+            has("-F")
+                || has("--flush")
+                || has("-X")
+                || args.iter().any(|a| a.starts_with("-F") && a.len() <= 3 && *a != "-F")
+                || args.windows(3).any(|w| matches!(w, ["-P", _, "ACCEPT"]))
+        }
+        "nft" => args.windows(2).any(|w| matches!(w, ["flush", "ruleset"] | ["delete", "table"])),
+        "ufw" => has("disable") || has("reset"),
+        "pfctl" => has("-d") || args.windows(2).any(|w| matches!(w, ["-F", "all"])),
+        "systemctl" | "service" => {
+            let firewall = args.iter().any(|a| {
+                matches!(a.trim_end_matches(".service"), "firewalld" | "ufw" | "nftables" | "iptables" | "ip6tables")
+            });
+            firewall && args.iter().any(|a| matches!(*a, "stop" | "disable" | "mask" | "kill"))
+        }
+        "netsh" => args.windows(2).any(|w| matches!(w, ["state", "off"])),
+        _ => false,
+    };
+    if hit {
+        out.push(finding(rules::EXEC_FIREWALL_FLUSH, format!("{} turns off or flushes the firewall.", quote(inv))));
+    }
+}
+
+/// Whether a chmod mode makes files world-writable or setuid/setgid.
+fn dangerous_mode(mode: &str) -> bool {
+    if !mode.is_empty() && mode.chars().all(|c| c.is_ascii_digit() && c < '8') {
+        let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
+        let others = digits.last().copied().unwrap_or(0);
+        let special = if digits.len() >= 4 { digits.get(digits.len() - 4).copied().unwrap_or(0) } else { 0 };
+        return others & 2 != 0 || special & 6 != 0;
+    }
+    mode.split(',').any(|clause| {
+        let who: String = clause.chars().take_while(|c| "ugoa".contains(*c)).collect();
+        let rest = clause.get(who.len()..).unwrap_or("");
+        let Some(op) = rest.chars().next().filter(|c| matches!(c, '+' | '=')) else { return false };
+        let perms = rest.get(op.len_utf8()..).unwrap_or("");
+        let world = who.contains('o') || who.contains('a');
+        (world && perms.contains('w')) || perms.contains('s')
+    })
+}
+
+fn permissions(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
+    let p = inv.program.as_str();
+    if !matches!(p, "chmod" | "chown" | "chgrp") {
+        return;
+    }
+    let ops = operands(&inv.argv);
+    let Some((first, targets)) = ops.split_first() else { return };
+    if p == "chmod" && !first.known().is_some_and(dangerous_mode) {
+        return;
+    }
+    for t in targets {
+        let Some(t) = t.known() else { continue };
+        let path = paths::normalize(t, inv.cwd.as_deref(), places.home);
+        let system = path.starts_with('/') && paths::home_alias(&path).is_none() && !places.writable(&path);
+        if system {
+            let what = if p == "chmod" { "opens the permissions of" } else { "changes the owner of" };
+            out.push(finding(
+                rules::EXEC_SYSTEM_PERMISSIONS,
+                format!("{} {what} the system path `{path}`.", quote(inv)),
+            ));
+        }
+    }
+}
+
+fn exfiltration(places: &Places<'_>, analysis: &Analysis, inv: &Invocation, out: &mut Vec<Finding>) {
+    let socket = inv.writes.iter().any(|p| p.starts_with("/dev/tcp/") || p.starts_with("/dev/udp/"));
+    if !NETWORK.contains(&inv.program.as_str()) && !socket {
+        return;
+    }
+    let reads_secret = |i: &Invocation| i.reads.iter().find(|p| places.protected_by(p).is_some()).cloned();
+    let own = reads_secret(inv);
+    let upstream =
+        analysis.invocations.iter().filter(|other| analysis.upstream(other, inv)).find_map(|other| {
+            reads_secret(other).or_else(|| other.secret_input.then(|| "a protected file".to_string()))
+        });
+    let source = own.or(upstream).or_else(|| inv.secret_input.then(|| "a protected file".to_string()));
+    if let Some(source) = source {
+        out.push(finding(
+            rules::EXEC_CREDENTIAL_EXFILTRATION,
+            format!("{} sends `{source}` over the network.", quote(inv)),
+        ));
+    }
+}
+
+fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
+    for path in inv.reads.iter().chain(&inv.writes) {
+        if let Some(glob) = places.protected_by(path) {
+            out.push(finding(
+                rules::PATH_PROTECTED,
+                format!("{} touches `{path}`, which matches the protected path `{glob}`.", quote(inv)),
+            ));
+        }
+    }
+    for path in &inv.writes {
+        if !places.writable(path) {
+            out.push(finding(
+                rules::PATH_OUTSIDE_WORKSPACE,
+                format!("{} writes `{path}`, outside the workspace.", quote(inv)),
+            ));
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The path guard: protected paths and workspace confinement for the paths
+//! a tool call names.
+//!
+//! Paths come from the taxonomy's path fields, from the file headers of
+//! patches, from `file://` URLs, and from the `derivedPaths` the host
+//! resolved (symlinks followed) for the call. Every path is normalized first
+//! (see [`crate::paths`]). A protected path may be neither read nor written;
+//! a tool that writes may write only inside the workspace (`tools.workspace`,
+//! else the call's `cwd`) or a writable path. Without a known workspace,
+//! confinement is off and only protected paths are checked. Paths inside
+//! shell commands are checked by the exec gate with the same [`Places`].
+
+use super::Finding;
+use super::rules;
+use super::taxonomy::{self, Kind, ToolEntry};
+use crate::config::reader::shorten;
+use crate::paths;
+use crate::prelude::*;
+use serde_json::Value;
+
+/// Where a call may read and write.
+pub struct Places<'a> {
+    /// Directory relative paths are resolved against, normalized.
+    pub cwd: Option<String>,
+    /// Workspace root, normalized.
+    pub workspace: Option<String>,
+    pub home: Option<&'a str>,
+    pub protected: &'a [String],
+    pub writable: &'a [String],
+}
+
+impl Places<'_> {
+    /// The protected-path glob a normalized path matches, unless an exception (`!glob`) matches it too.
+    pub fn protected_by(&self, path: &str) -> Option<&str> {
+        let hit = self.protected.iter().find(|g| !g.starts_with('!') && paths::glob_matches(g, path))?;
+        let excepted = self.protected.iter().filter_map(|g| g.strip_prefix('!')).any(|g| paths::glob_matches(g, path));
+        (!excepted).then_some(hit.as_str())
+    }
+
+    /// Whether a normalized path may be written.
+    pub fn writable(&self, path: &str) -> bool {
+        let Some(workspace) = &self.workspace else { return true };
+        if !(path.starts_with('/') || path.starts_with('~')) {
+            // Relative to an unknown directory: nothing to confine it to.
+            return true;
+        }
+        paths::is_within(path, workspace) || self.writable.iter().any(|g| paths::glob_matches(g, path))
+    }
+
+    /// Whether a normalized path is strictly inside a workspace that is
+    /// neither `/` nor a home directory (deleting inside those is not
+    /// confined to anything).
+    pub fn strictly_inside_workspace(&self, path: &str) -> bool {
+        let Some(ws) = &self.workspace else { return false };
+        let broad = ws == "/" || paths::home_alias(ws).is_some_and(|a| a == "~");
+        !broad && path != ws && paths::is_within(path, ws)
+    }
+
+    pub fn normalize(&self, path: &str) -> String {
+        paths::normalize(path, self.cwd.as_deref(), self.home)
+    }
+}
+
+fn texts(value: Option<&Value>) -> Vec<&str> {
+    match value {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Checks the paths a call names.
+pub fn check(
+    places: &Places<'_>,
+    entry: Option<&ToolEntry>,
+    tool: &str,
+    args: &Value,
+    derived: &[String],
+) -> Vec<Finding> {
+    let kind = entry.map_or(Kind::Other, |e| e.kind);
+    let tool = shorten(tool);
+    let mut named: Vec<String> = Vec::new();
+    if let Some(e) = entry {
+        for f in &e.path_fields {
+            named.extend(texts(args.get(f.as_str())).into_iter().map(str::to_string));
+        }
+        for f in &e.patch_fields {
+            for patch in texts(args.get(f.as_str())) {
+                named.extend(taxonomy::patch_paths(patch));
+            }
+        }
+        for f in &e.url_fields {
+            for url in texts(args.get(f.as_str())) {
+                if let Some(path) = url.strip_prefix("file://") {
+                    named.push(path.strip_prefix("localhost").unwrap_or(path).to_string());
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let verb = if kind.writes() { "write" } else { "read" };
+    let mut check_one = |raw: &str, path: String, confine: bool| {
+        if let Some(glob) = places.protected_by(&path) {
+            out.push(Finding {
+                rule: rules::PATH_PROTECTED,
+                reason: format!(
+                    "`{tool}` would {verb} `{}` (`{path}`), which matches the protected path `{glob}`.",
+                    shorten(raw)
+                ),
+            });
+        }
+        if confine && !places.writable(&path) {
+            out.push(Finding {
+                rule: rules::PATH_OUTSIDE_WORKSPACE,
+                reason: format!("`{tool}` would write `{path}`, outside the workspace."),
+            });
+        }
+    };
+    for raw in &named {
+        check_one(raw, places.normalize(raw), kind.writes());
+    }
+    for raw in derived {
+        check_one(raw, places.normalize(raw), kind.writes());
+    }
+    out
+}

@@ -1,0 +1,301 @@
+//! The canonical tool taxonomy: which kind of thing a host's tool does, and
+//! which of its arguments carry commands, paths and URLs.
+//!
+//! Hosts name the same action differently (`Bash`, `exec`, `terminal`,
+//! `mcp__shell__run_command`), so each tool name is mapped to a kind first and
+//! every later check speaks in kinds. The built-in entries cover Claude Code,
+//! OpenClaw, Hermes and the MCP reference servers (`mcp__<server>__<tool>`);
+//! configured entries come first and so override them. A name no entry
+//! matches is of kind `other`: it is validated, budgeted and remembered, and
+//! `derivedPaths` the host resolved for it are still checked.
+
+use crate::prelude::*;
+use serde::Serialize;
+
+/// What a tool does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Runs a shell command.
+    Shell,
+    /// Reads files.
+    Read,
+    /// Creates or overwrites files.
+    Write,
+    /// Changes files in place.
+    Edit,
+    /// Reaches the network.
+    Fetch,
+    /// Speaks to people.
+    Message,
+    /// Anything else.
+    Other,
+}
+
+impl Kind {
+    pub const ALL: &'static [(&'static str, Kind)] = &[
+        ("shell", Kind::Shell),
+        ("read", Kind::Read),
+        ("write", Kind::Write),
+        ("edit", Kind::Edit),
+        ("fetch", Kind::Fetch),
+        ("message", Kind::Message),
+        ("other", Kind::Other),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        Kind::ALL.iter().find(|(_, k)| *k == self).map_or("other", |(n, _)| n)
+    }
+
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.iter().find(|(n, _)| *n == text).map(|(_, k)| *k)
+    }
+
+    /// Whether the tool changes files.
+    pub fn writes(self) -> bool {
+        matches!(self, Kind::Write | Kind::Edit)
+    }
+}
+
+/// How one tool (or a family of tools, by glob) is understood.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolEntry {
+    /// The host's tool name; `*` matches any run of characters (`mcp__*__read_file`).
+    pub tool: String,
+    /// What the tool does.
+    pub kind: Kind,
+    /// Arguments holding a shell command (kind `shell`). Defaults: `command`, `cmd`.
+    #[serde(default)]
+    pub command_fields: Vec<String>,
+    /// Arguments holding a path or a list of paths. Defaults for file kinds: `file_path`, `path`, `paths`, `filePath`, `notebook_path`.
+    #[serde(default)]
+    pub path_fields: Vec<String>,
+    /// Arguments holding a patch whose file headers name paths.
+    #[serde(default)]
+    pub patch_fields: Vec<String>,
+    /// Arguments holding a URL or a list of URLs (kind `fetch`). Defaults: `url`, `urls`.
+    #[serde(default)]
+    pub url_fields: Vec<String>,
+    /// Arguments holding the working directory of a command. Defaults: `workdir`, `cwd`.
+    #[serde(default)]
+    pub cwd_fields: Vec<String>,
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// The default argument fields of a kind.
+pub fn default_fields(kind: Kind) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
+    match kind {
+        Kind::Shell => (strings(&["command", "cmd"]), Vec::new(), Vec::new(), strings(&["workdir", "cwd"])),
+        Kind::Read | Kind::Write | Kind::Edit => {
+            (Vec::new(), strings(&["file_path", "path", "paths", "filePath", "notebook_path"]), Vec::new(), Vec::new())
+        }
+        Kind::Fetch => (Vec::new(), Vec::new(), strings(&["url", "urls"]), Vec::new()),
+        Kind::Message | Kind::Other => (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+    }
+}
+
+/// An entry with the default fields of its kind.
+pub fn entry(tool: &str, kind: Kind) -> ToolEntry {
+    let (command_fields, path_fields, url_fields, cwd_fields) = default_fields(kind);
+    ToolEntry {
+        tool: tool.to_string(),
+        kind,
+        command_fields,
+        path_fields,
+        patch_fields: Vec::new(),
+        url_fields,
+        cwd_fields,
+    }
+}
+
+/// The built-in taxonomy.
+pub fn builtin() -> Vec<ToolEntry> {
+    use Kind::*;
+    let mut out: Vec<ToolEntry> = [
+        // Claude Code
+        ("Bash", Shell),
+        ("Read", Read),
+        ("Write", Write),
+        ("Edit", Edit),
+        ("MultiEdit", Edit),
+        ("NotebookEdit", Edit),
+        ("NotebookRead", Read),
+        ("Glob", Read),
+        ("Grep", Read),
+        ("LS", Read),
+        ("WebFetch", Fetch),
+        ("WebSearch", Fetch),
+        // OpenClaw
+        ("exec", Shell),
+        ("read", Read),
+        ("write", Write),
+        ("edit", Edit),
+        ("message", Message),
+        ("web_fetch", Fetch),
+        ("web_search", Fetch),
+        ("browser", Fetch),
+        // Hermes
+        ("terminal", Shell),
+        ("read_file", Read),
+        ("write_file", Write),
+        ("search_files", Read),
+        ("web_extract", Fetch),
+        ("send_message", Message),
+        ("execute_code", Other),
+        // MCP reference servers
+        ("mcp__*__read_file", Read),
+        ("mcp__*__read_text_file", Read),
+        ("mcp__*__read_media_file", Read),
+        ("mcp__*__read_multiple_files", Read),
+        ("mcp__*__list_directory*", Read),
+        ("mcp__*__directory_tree", Read),
+        ("mcp__*__get_file_info", Read),
+        ("mcp__*__search_files", Read),
+        ("mcp__*__write_file", Write),
+        ("mcp__*__create_directory", Write),
+        ("mcp__*__edit_file", Edit),
+        ("mcp__*__fetch*", Fetch),
+        ("mcp__*__run_command", Shell),
+        ("mcp__*__execute_command", Shell),
+        ("mcp__*__shell", Shell),
+        ("mcp__*__bash", Shell),
+        ("mcp__*__exec", Shell),
+    ]
+    .iter()
+    .map(|(tool, kind)| entry(tool, *kind))
+    .collect();
+    // Both ends of a move are written.
+    let mut mv = entry("mcp__*__move_file", Kind::Write);
+    mv.path_fields = strings(&["source", "destination"]);
+    out.push(mv);
+    // OpenClaw's patch tool names its files inside the patch.
+    let mut patch = entry("apply_patch", Kind::Edit);
+    patch.patch_fields = strings(&["input", "patch"]);
+    out.push(patch);
+    let mut hermes_patch = entry("patch", Kind::Edit);
+    hermes_patch.patch_fields = strings(&["patch"]);
+    out.push(hermes_patch);
+    // OpenClaw's process tool writes its `data` to a running shell.
+    let mut process = entry("process", Kind::Shell);
+    process.command_fields = strings(&["data"]);
+    out.push(process);
+    out
+}
+
+/// Whether a tool-name glob matches a name: `*` matches any run of characters.
+pub fn name_matches(glob: &str, name: &str) -> bool {
+    let g: Vec<char> = glob.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    let (mut gi, mut ni) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        match g.get(gi) {
+            Some('*') => {
+                star = Some((gi, ni));
+                gi += 1;
+            }
+            Some(c) if Some(c) == n.get(ni) => {
+                gi += 1;
+                ni += 1;
+            }
+            _ => match star {
+                Some((sg, sn)) => {
+                    gi = sg + 1;
+                    ni = sn + 1;
+                    star = Some((sg, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    g.get(gi..).unwrap_or(&[]).iter().all(|&c| c == '*')
+}
+
+/// The entry for a tool: configured entries first (exact names before
+/// globs), then the built-in ones; `None` means kind `other`.
+pub fn classify<'a>(configured: &'a [ToolEntry], builtin: &'a [ToolEntry], name: &str) -> Option<&'a ToolEntry> {
+    for list in [configured, builtin] {
+        if let Some(e) = list.iter().find(|e| e.tool == name) {
+            return Some(e);
+        }
+        if let Some(e) = list.iter().find(|e| e.tool.contains('*') && name_matches(&e.tool, name)) {
+            return Some(e);
+        }
+    }
+    None
+}
+
+/// Paths named in a patch: `*** Update File: x`, `+++ b/x` and the like.
+pub fn patch_paths(patch: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in patch.lines() {
+        let path = ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+            .or_else(|| {
+                let rest = line.strip_prefix("+++ ").or_else(|| line.strip_prefix("--- "))?;
+                let rest = rest.split('\t').next().unwrap_or(rest).trim();
+                if rest == "/dev/null" {
+                    return None;
+                }
+                Some(rest.strip_prefix("a/").or_else(|| rest.strip_prefix("b/")).unwrap_or(rest))
+            });
+        if let Some(p) = path.map(str::trim).filter(|p| !p.is_empty())
+            && !out.iter().any(|o: &String| o == p)
+        {
+            out.push(p.to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_tool_names_map_to_kinds() {
+        let builtin = builtin();
+        let cases: &[(&str, Option<Kind>)] = &[
+            ("Bash", Some(Kind::Shell)),
+            ("exec", Some(Kind::Shell)),
+            ("terminal", Some(Kind::Shell)),
+            ("Read", Some(Kind::Read)),
+            ("read_file", Some(Kind::Read)),
+            ("mcp__fs__read_file", Some(Kind::Read)),
+            ("mcp__filesystem__write_file", Some(Kind::Write)),
+            ("mcp__fs__move_file", Some(Kind::Write)),
+            ("apply_patch", Some(Kind::Edit)),
+            ("WebFetch", Some(Kind::Fetch)),
+            ("message", Some(Kind::Message)),
+            ("mcp__github__create_issue", None),
+            ("bash", None),
+        ];
+        for (name, kind) in cases {
+            assert_eq!(classify(&[], &builtin, name).map(|e| e.kind), *kind, "{name}");
+        }
+    }
+
+    #[test]
+    fn configured_entries_override_builtin_ones() {
+        let builtin = builtin();
+        let configured = vec![entry("Bash", Kind::Other), entry("mcp__github__*", Kind::Fetch)];
+        assert_eq!(classify(&configured, &builtin, "Bash").map(|e| e.kind), Some(Kind::Other));
+        assert_eq!(classify(&configured, &builtin, "mcp__github__x").map(|e| e.kind), Some(Kind::Fetch));
+    }
+
+    #[test]
+    fn patches_name_their_files() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: ~/.bashrc\n*** End Patch";
+        assert_eq!(patch_paths(patch), ["src/a.rs", "~/.bashrc"]);
+        let diff = "--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n--- /dev/null\n+++ b/new.txt";
+        assert_eq!(patch_paths(diff), ["x.txt", "new.txt"]);
+    }
+}

@@ -1,0 +1,449 @@
+"""Loading the Warden component with wasmtime-py and calling it safely.
+
+One engine per process; the component is compiled once and the compiled
+artifact is cached on disk keyed by the component's SHA-256 and the wasmtime
+version; instances are pooled and reused, one `Store` each, so concurrent
+hooks run on separate instances. Every call runs under a memory cap and a fuel
+budget (fuel counts guest instructions only, so time spent in host imports
+does not count). A guest that traps is discarded and replaced, and the call
+answers with the failure mode of the check that was running: tool calls and
+outbound messages fail closed, inbound turns fail open.
+
+The component imports nothing but its own world (`warden:guard/{http,storage,
+log,types}`), so no WASI is linked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+import wasmtime
+from wasmtime import Config, Engine, Store
+from wasmtime.component import Component, Linker, Record, Variant
+
+from . import imports_http, imports_log, imports_storage
+from .records import Err, Ok, field, from_wit, install_result_cases, to_wit
+
+logger = logging.getLogger("warden")
+
+PACKAGE = "warden:guard"
+VERSION = "0.1.0"
+POLICY = f"{PACKAGE}/policy@{VERSION}"
+
+# The wasmtime-py major version this module is written against: the dynamic
+# component API and the result-case fix in records.py depend on its internals.
+SUPPORTED_WASMTIME_MAJOR = 50
+# Default guest memory cap, in bytes (64 MiB).
+DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024
+# Default fuel per call: a check takes about 20-150 thousand units; ten
+# billion stops an endless loop after about 2 s (measured: 5e9 units/s on a
+# tight loop), the same budget as the Rust host's default CPU deadline.
+DEFAULT_FUEL = 10_000_000_000
+# Default number of idle instances kept for reuse.
+DEFAULT_POOL = 8
+
+# Rule of an answer given because the guest failed.
+GUEST_FAILURE_RULE = "host.guest-failure"
+
+_POLICY_FUNCS = (
+    "configure",
+    "check-turn",
+    "check-tool-call",
+    "check-outbound",
+    "start-turn",
+    "settle-turn",
+    "current-pin",
+    "record-approval",
+    "record-usage",
+    "record-outcome",
+    "diagnostics",
+)
+
+
+class GuardError(Exception):
+    """An admin or lifecycle call failed: the component answered with a
+    `policy-error`, or the guest trapped."""
+
+
+class ConfigErrors(Exception):
+    """The component refused the configuration; `errors` lists (path, message)."""
+
+    def __init__(self, errors: List[Tuple[str, str]]):
+        self.errors = errors
+        lines = [f"{p}: {m}" if p else m for p, m in errors]
+        super().__init__(f"the configuration has {len(errors)} error(s):\n  " + "\n  ".join(lines))
+
+
+def default_cache_dir() -> Optional[str]:
+    """`$WARDEN_CACHE_DIR`, else `$XDG_CACHE_HOME/warden`, else `~/.cache/warden`."""
+    if os.environ.get("WARDEN_CACHE_DIR"):
+        return os.environ["WARDEN_CACHE_DIR"]
+    if os.environ.get("XDG_CACHE_HOME"):
+        return os.path.join(os.environ["XDG_CACHE_HOME"], "warden")
+    home = os.environ.get("HOME")
+    return os.path.join(home, ".cache", "warden") if home else None
+
+
+def wasmtime_version() -> str:
+    try:
+        return importlib.metadata.version("wasmtime")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+_engine_lock = threading.Lock()
+_engine: Optional[Engine] = None
+
+
+def engine() -> Engine:
+    """The process-wide engine: fuel metering on."""
+    global _engine
+    with _engine_lock:
+        if _engine is None:
+            version = wasmtime_version()
+            major = version.split(".", 1)[0]
+            if major != str(SUPPORTED_WASMTIME_MAJOR):
+                raise GuardError(
+                    f"wasmtime {version} is installed; this plugin needs wasmtime "
+                    f"{SUPPORTED_WASMTIME_MAJOR}.x (pip install wasmtime=={SUPPORTED_WASMTIME_MAJOR}.0.1)"
+                )
+            install_result_cases()
+            config = Config()
+            config.consume_fuel = True
+            _engine = Engine(config)
+        return _engine
+
+
+def load_component(eng: Engine, wasm: bytes, cache_dir: Optional[str]) -> Component:
+    """Compiles `wasm`, or loads the artifact cached for exactly these bytes
+    and this wasmtime version. A cache that cannot be used only costs time."""
+    digest = hashlib.sha256(wasm).hexdigest()
+    cached = None
+    if cache_dir:
+        cached = os.path.join(cache_dir, f"{digest}-py-wasmtime{wasmtime_version()}-fuel.cwasm")
+        if os.path.isfile(cached):
+            try:
+                # The file was written below by Component.serialize into the
+                # user's own cache folder, under a name bound to these bytes
+                # and this wasmtime; wasmtime checks its header again.
+                return Component.deserialize_file(eng, cached)
+            except Exception as e:  # stale or foreign artifact: recompile
+                logger.debug("cached component %s unusable: %s", cached, e)
+    component = Component(eng, wasm)
+    if cached:
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+            tmp = f"{cached}.tmp{os.getpid()}"
+            with open(tmp, "wb") as f:
+                f.write(component.serialize())
+            os.replace(tmp, cached)
+        except Exception as e:
+            logger.debug("cannot cache the compiled component: %s", e)
+    return component
+
+
+def _condition(when: Any) -> imports_storage.Condition:
+    if isinstance(when, Variant):
+        if when.tag == "version":
+            return int(when.payload)
+        return when.tag
+    return str(when)
+
+
+def _storage_error(e: imports_storage.StorageError) -> Variant:
+    if isinstance(e, imports_storage.Unavailable):
+        return Variant("unavailable", e.message)
+    if isinstance(e, imports_storage.Conflict):
+        return Variant("conflict")
+    if isinstance(e, imports_storage.TooLarge):
+        return Variant("too-large")
+    return Variant("other", getattr(e, "message", str(e)))
+
+
+def _entry(value: bytes, version: int) -> Record:
+    return to_wit({"value": value, "version": version})
+
+
+class _Host:
+    """The three imports, bound to one storage and one (replaceable) HTTP gateway."""
+
+    def __init__(self, storage: imports_storage.SqliteStorage):
+        self.storage = storage
+        self.http = imports_http.HttpGateway([])
+
+    # storage -------------------------------------------------------------
+    def get(self, _store, namespace: str, key: str):
+        try:
+            found, error = self.storage.get(namespace, key)
+            if error is not None:
+                return Err(_storage_error(error))
+            return Ok(None if found is None else _entry(found[0], found[1]))
+        except Exception as e:
+            return Err(Variant("other", f"host error: {e}"))
+
+    def set(self, _store, namespace: str, key: str, value: bytes, when: Any):
+        try:
+            version, error = self.storage.set(namespace, key, bytes(value), _condition(when))
+            return Err(_storage_error(error)) if error is not None else Ok(version)
+        except Exception as e:
+            return Err(Variant("other", f"host error: {e}"))
+
+    def delete(self, _store, namespace: str, key: str, when: Any):
+        try:
+            removed, error = self.storage.delete(namespace, key, _condition(when))
+            return Err(_storage_error(error)) if error is not None else Ok(bool(removed))
+        except Exception as e:
+            return Err(Variant("other", f"host error: {e}"))
+
+    def list(self, _store, namespace: str, prefix: str, limit: int, reverse: bool):
+        try:
+            rows, error = self.storage.list(namespace, prefix, limit, reverse)
+            if error is not None:
+                return Err(_storage_error(error))
+            return Ok([to_wit({"key": k, "entry": {"value": v, "version": ver}}) for (k, v, ver) in rows or []])
+        except Exception as e:
+            return Err(Variant("other", f"host error: {e}"))
+
+    # http ----------------------------------------------------------------
+    @staticmethod
+    def _request(req: Any) -> imports_http.Request:
+        return imports_http.Request(
+            destination=field(req, "destination"),
+            method=field(req, "method"),
+            url=field(req, "url"),
+            headers=[(str(k), str(v)) for (k, v) in field(req, "headers")],
+            body=bytes(field(req, "body")),
+            timeout_ms=int(field(req, "timeout-ms")),
+        )
+
+    @staticmethod
+    def _outcome(out: imports_http.Outcome):
+        if isinstance(out, imports_http.Response):
+            return Ok(to_wit({"status": out.status, "headers": list(out.headers), "body": out.body}))
+        if out.case == "transport":
+            return Err(Variant("transport", out.message or "transport error"))
+        return Err(Variant(out.case))
+
+    def send(self, _store, req: Any):
+        try:
+            return self._outcome(self.http.send(self._request(req)))
+        except Exception as e:
+            return Err(Variant("transport", f"host error: {e}"))
+
+    def send_all(self, _store, reqs: List[Any]):
+        try:
+            outs = self.http.send_all([self._request(r) for r in reqs])
+            return [self._outcome(o) for o in outs]
+        except Exception as e:
+            return [Err(Variant("transport", f"host error: {e}")) for _ in reqs]
+
+    # log -----------------------------------------------------------------
+    @staticmethod
+    def write(_store, level: str, message: str) -> None:
+        imports_log.write(level, message)
+
+
+class _Instance:
+    def __init__(self, store: Store, funcs: Dict[str, Any]):
+        self.store = store
+        self.funcs = funcs
+
+
+class Guard:
+    """A loaded, configured component with a pool of instances."""
+
+    def __init__(
+        self,
+        wasm: bytes,
+        config_text: str,
+        storage: imports_storage.SqliteStorage,
+        *,
+        cache_dir: Optional[str] = None,
+        memory_bytes: int = DEFAULT_MEMORY_BYTES,
+        fuel: int = DEFAULT_FUEL,
+        pool: int = DEFAULT_POOL,
+    ):
+        self._engine = engine()
+        self._component = load_component(self._engine, wasm, cache_dir)
+        self._host = _Host(storage)
+        self._memory_bytes = memory_bytes
+        self._fuel = fuel
+        self._pool_size = pool
+        self._pool: List[_Instance] = []
+        self._lock = threading.Lock()
+        self._linker = self._link()
+        self._config = config_text
+        first = self._instantiate()
+        answer = self._invoke(first, "configure", config_text)
+        if isinstance(answer, list):
+            raise ConfigErrors([(field(e, "path"), field(e, "message")) for e in answer])
+        self.report = from_wit(answer)
+        # The component validated the configuration; the host reads only the
+        # destinations it must enforce, after the component accepted them.
+        self._host.http = imports_http.HttpGateway(imports_http.destinations_from_config(json.loads(config_text)))
+        self._give_back(first)
+
+    def _link(self) -> Linker:
+        h = self._host
+        linker = Linker(self._engine)
+        with linker.root() as root:
+            with root.add_instance(f"{PACKAGE}/storage@{VERSION}") as i:
+                i.add_func("get", h.get)
+                i.add_func("set", h.set)
+                i.add_func("delete", h.delete)
+                i.add_func("list", h.list)
+            with root.add_instance(f"{PACKAGE}/http@{VERSION}") as i:
+                i.add_func("send", h.send)
+                i.add_func("send-all", h.send_all)
+            with root.add_instance(f"{PACKAGE}/log@{VERSION}") as i:
+                i.add_func("write", h.write)
+        return linker
+
+    def _instantiate(self) -> _Instance:
+        store = Store(self._engine)
+        store.set_limits(memory_size=self._memory_bytes)
+        store.set_fuel(self._fuel)
+        with self._lock:
+            instance = self._linker.instantiate(store, self._component)
+        policy = instance.get_export_index(store, POLICY)
+        if policy is None:
+            raise GuardError(f"the component does not export {POLICY}")
+        funcs = {}
+        for name in _POLICY_FUNCS:
+            idx = instance.get_export_index(store, name, policy)
+            func = instance.get_func(store, idx) if idx is not None else None
+            if func is None:
+                raise GuardError(f"the component does not export {POLICY}#{name}")
+            funcs[name] = func
+        return _Instance(store, funcs)
+
+    def _take(self) -> _Instance:
+        with self._lock:
+            if self._pool:
+                return self._pool.pop()
+        inst = self._instantiate()
+        answer = self._invoke(inst, "configure", self._config)
+        if isinstance(answer, list):
+            raise GuardError(f"a new instance refused the configuration ({len(answer)} errors)")
+        return inst
+
+    def _give_back(self, inst: _Instance) -> None:
+        with self._lock:
+            if len(self._pool) < self._pool_size:
+                self._pool.append(inst)
+
+    def _invoke(self, inst: _Instance, name: str, *args: Any) -> Any:
+        inst.store.set_fuel(self._fuel)
+        return inst.funcs[name](inst.store, *args)
+
+    def _call(self, name: str, *args: Any) -> Any:
+        """Runs one export on a pooled instance; a trapped instance is dropped.
+        Raises GuardError when the guest fails."""
+        try:
+            inst = self._take()
+        except Exception as e:
+            raise GuardError(f"cannot start an instance: {e}") from e
+        try:
+            result = self._invoke(inst, name, *args)
+        except Exception as e:
+            message = _describe_trap(e)
+            logger.error("warden guest failed and was discarded: %s", message)
+            raise GuardError(message) from e
+        self._give_back(inst)
+        return result
+
+    def _admin(self, name: str, *args: Any) -> Any:
+        result = self._call(name, *args)
+        if isinstance(result, Variant):  # the err case: a policy-error
+            detail = result.payload
+            raise GuardError(f"{result.tag}: {detail}" if detail is not None else result.tag)
+        return result
+
+    # checks ----------------------------------------------------------------
+    def check_turn(self, turn: Dict[str, Any]) -> Dict[str, Any]:
+        """Checks an inbound turn. Fails open when the guest fails."""
+        try:
+            return from_wit(self._call("check-turn", to_wit(turn)))
+        except GuardError as e:
+            return {
+                "proceed": True,
+                "outcome": "failed",
+                "rule": GUEST_FAILURE_RULE,
+                "reason": f"the guard failed ({e}); inbound checks fail open, so the turn proceeds unchecked",
+                "append_context": None,
+                "scenarios": [],
+                "missing_identity": False,
+                "reused": False,
+                "signals": [],
+            }
+
+    def check_tool_call(self, call: Dict[str, Any]) -> Dict[str, Any]:
+        """Judges a tool call. Fails closed when the guest fails."""
+        try:
+            return from_wit(self._call("check-tool-call", to_wit(call)))
+        except GuardError as e:
+            return fail_closed(str(e), "tool calls")
+
+    def check_outbound(self, message: Dict[str, Any]) -> Dict[str, Any]:
+        """Checks an outbound or peer message. Fails closed when the guest fails."""
+        try:
+            return from_wit(self._call("check-outbound", to_wit(message)))
+        except GuardError as e:
+            return fail_closed(str(e), "messages")
+
+    # lifecycle and admin ---------------------------------------------------
+    def start_turn(self, start: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        return from_wit(self._admin("start-turn", to_wit(start)))
+
+    def settle_turn(self, end: Dict[str, Any]) -> None:
+        self._admin("settle-turn", to_wit(end))
+
+    def current_pin(self, session_id: str, now_ms: int) -> Optional[Dict[str, Any]]:
+        return from_wit(self._admin("current-pin", session_id, now_ms))
+
+    def record_approval(self, approval: Dict[str, Any]) -> None:
+        self._admin("record-approval", to_wit(approval))
+
+    def record_usage(self, usage: Dict[str, Any]) -> None:
+        self._admin("record-usage", to_wit(usage))
+
+    def diagnostics(self) -> Dict[str, Any]:
+        return from_wit(self._admin("diagnostics"))
+
+    def idle_instances(self) -> int:
+        with self._lock:
+            return len(self._pool)
+
+
+def fail_closed(error: str, what: str) -> Dict[str, Any]:
+    return {
+        "decision": "deny",
+        "rule": GUEST_FAILURE_RULE,
+        "reason": f"the guard failed ({error}); {what} fail closed, so this one is refused",
+        "risk": "high",
+        "scope": None,
+        "approval_key": None,
+        "observed": None,
+        "signals": [],
+    }
+
+
+def _describe_trap(e: Exception) -> str:
+    text = str(e)
+    if isinstance(e, wasmtime.Trap) or isinstance(e, wasmtime.WasmtimeError):
+        low = text.lower()
+        if "fuel" in low:
+            return "it ran past its CPU budget"
+        if "unreachable" in low:
+            return "it hit an internal error (unreachable)"
+        first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
+        return f"it trapped: {first}"
+    return f"{type(e).__name__}: {text}"
+
+

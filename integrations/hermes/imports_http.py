@@ -1,0 +1,269 @@
+"""The host side of the `http` import: an allow-listed gateway.
+
+Same rules as the Rust host (`host-example/src/http.rs`): the component names a
+destination and a URL; the gateway refuses anything outside that destination's
+base URL before any connection is attempted, attaches the destination's
+credential itself (from an environment variable or a key file that is reread
+when it changes), drops credential headers the component sets, enforces the
+request's deadline over the whole exchange, caps the response size and never
+follows redirects. `send_all` runs requests concurrently on threads. Nothing
+here raises: every failure is a typed error.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple, Union
+
+# Longest timeout a request may ask for, in seconds.
+MAX_TIMEOUT_S = 60.0
+# Most requests of one `send-all` batch that run at the same time.
+MAX_CONCURRENT = 32
+# Largest request body, in bytes (4 MiB).
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+# Default response size cap, in bytes, when a destination sets none.
+DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
+# Headers the component may never set: credentials belong to the host.
+RESERVED_HEADERS = {"authorization", "proxy-authorization", "cookie", "host", "content-length"}
+
+_READ_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Credential:
+    env: Optional[str] = None
+    file: Optional[str] = None
+    header: str = "authorization"
+    scheme: str = "Bearer"
+
+
+@dataclass(frozen=True)
+class Destination:
+    name: str
+    base_url: str
+    credential: Optional[Credential] = None
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+
+
+@dataclass
+class Request:
+    destination: str
+    method: str  # "get" | "post" | "put" | "delete"
+    url: str
+    headers: List[Tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+    timeout_ms: int = 0
+
+
+@dataclass
+class Response:
+    status: int
+    headers: List[Tuple[str, str]]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class HttpError:
+    """One of `denied`, `missing-credential`, `timeout`, `too-large`, `cancelled`,
+    `transport` (the WIT case names); `message` only for `transport`."""
+
+    case: str
+    message: Optional[str] = None
+
+
+Outcome = Union[Response, HttpError]
+
+
+def destinations_from_config(config: dict) -> List[Destination]:
+    """The `destinations` section of a configuration the component accepted."""
+    out = []
+    for d in config.get("destinations") or []:
+        cred = d.get("credential")
+        credential = None
+        if isinstance(cred, dict):
+            credential = Credential(
+                env=cred.get("env"),
+                file=cred.get("file"),
+                header=cred.get("header", "authorization"),
+                scheme=cred.get("scheme", "Bearer"),
+            )
+        out.append(
+            Destination(
+                name=d["name"],
+                base_url=d["baseUrl"],
+                credential=credential,
+                max_response_bytes=int(d.get("maxResponseBytes", DEFAULT_MAX_RESPONSE_BYTES)),
+            )
+        )
+    return out
+
+
+def within(base: str, url: str) -> bool:
+    """Whether `url` lies inside `base`: the same prefix ending at a path
+    boundary, and no dot segments that a server could resolve outside it."""
+    base = base.rstrip("/")
+    if not url.startswith(base):
+        return False
+    rest = url[len(base):]
+    boundary = rest == "" or rest.startswith("/") or rest.startswith("?")
+    path = rest
+    for sep in ("?", "#"):
+        path = path.split(sep, 1)[0]
+
+    def dot(seg: str) -> bool:
+        low = seg.lower()
+        return seg in (".", "..") or low == "%2e" or "%2e%2e" in low
+
+    dot_segment = any(dot(seg) for seg in path.split("/"))
+    return boundary and not dot_segment and "\\" not in url and "@" not in url
+
+
+def _join_scheme(scheme: str, key: str) -> str:
+    return key if scheme == "" else f"{scheme} {key}"
+
+
+class HttpGateway:
+    """The allow-listed HTTP client behind the `http` import."""
+
+    def __init__(self, destinations: List[Destination]):
+        self.destinations = list(destinations)
+        self._file_keys: Dict[str, Tuple[float, int, str]] = {}
+        self._lock = threading.Lock()
+        self._ssl = ssl.create_default_context()
+
+    def _allowed(self, name: str, url: str) -> Optional[Destination]:
+        for d in self.destinations:
+            if d.name == name:
+                return d if within(d.base_url, url) else None
+        return None
+
+    def _key(self, credential: Credential) -> Optional[str]:
+        if credential.env:
+            key = os.environ.get(credential.env, "").strip()
+            return key or None
+        if not credential.file:
+            return None
+        path = credential.file
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        with self._lock:
+            cached = self._file_keys.get(path)
+            if cached and cached[0] == st.st_mtime and cached[1] == st.st_size:
+                return cached[2]
+        try:
+            with open(path, "r", encoding="utf-8") as f:
+                key = f.read().strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        with self._lock:
+            if not key:
+                self._file_keys.pop(path, None)
+                return None
+            self._file_keys[path] = (st.st_mtime, st.st_size, key)
+        return key
+
+    def send(self, req: Request) -> Outcome:
+        """Sends one request; never raises."""
+        try:
+            return self._send(req)
+        except Exception as e:  # a gateway bug must not become a guest trap
+            return HttpError("transport", f"internal error: {e}")
+
+    def _send(self, req: Request) -> Outcome:
+        dest = self._allowed(req.destination, req.url)
+        if dest is None:
+            return HttpError("denied")
+        if len(req.body) > MAX_REQUEST_BYTES:
+            return HttpError("too-large")
+        credential = None
+        if dest.credential is not None:
+            key = self._key(dest.credential)
+            if key is None:
+                return HttpError("missing-credential")
+            credential = (dest.credential.header, _join_scheme(dest.credential.scheme, key))
+        timeout = min(req.timeout_ms / 1000.0, MAX_TIMEOUT_S)
+        if timeout <= 0:
+            return HttpError("timeout")
+        deadline = time.monotonic() + timeout
+
+        parts = urllib.parse.urlsplit(req.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return HttpError("denied")
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers: Dict[str, str] = {}
+        for name, value in req.headers:
+            lower = name.lower()
+            if lower in RESERVED_HEADERS or (credential and lower == credential[0].lower()):
+                continue
+            headers[name] = value
+        if credential:
+            headers[credential[0]] = credential[1]
+
+        if parts.scheme == "https":
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                parts.hostname, parts.port, timeout=timeout, context=self._ssl
+            )
+        else:
+            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        try:
+            conn.request(req.method.upper(), target, body=bytes(req.body), headers=headers)
+            _remaining(deadline, conn)
+            resp = conn.getresponse()
+            status = resp.status
+            resp_headers = [(k, v) for k, v in resp.getheaders()]
+            cap = dest.max_response_bytes
+            declared = resp.getheader("content-length")
+            if declared is not None and declared.isdigit() and int(declared) > cap:
+                return HttpError("too-large")
+            body = bytearray()
+            while True:
+                _remaining(deadline, conn)
+                chunk = resp.read1(_READ_CHUNK) if hasattr(resp, "read1") else resp.read(_READ_CHUNK)
+                if not chunk:
+                    break
+                body.extend(chunk)
+                if len(body) > cap:
+                    return HttpError("too-large")
+            return Response(status=status, headers=resp_headers, body=bytes(body))
+        except _DeadlinePassed:
+            return HttpError("timeout")
+        except (socket.timeout, TimeoutError):
+            return HttpError("timeout")
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            return HttpError("transport", f"{type(e).__name__}: {e}")
+        finally:
+            conn.close()
+
+    def send_all(self, reqs: List[Request]) -> List[Outcome]:
+        """Sends every request concurrently; answers in request order."""
+        if not reqs:
+            return []
+        workers = min(len(reqs), MAX_CONCURRENT)
+        try:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="warden-http") as pool:
+                return list(pool.map(self.send, reqs))
+        except RuntimeError as e:  # cannot start threads
+            return [HttpError("transport", f"cannot start request thread: {e}") for _ in reqs]
+
+
+class _DeadlinePassed(Exception):
+    pass
+
+
+def _remaining(deadline: float, conn: http.client.HTTPConnection) -> None:
+    """Shrinks the socket timeout to what is left of the deadline, or raises."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _DeadlinePassed()
+    if conn.sock is not None:
+        conn.sock.settimeout(left)

@@ -1,0 +1,102 @@
+"""Where the plugin finds the Warden configuration, its database and the component.
+
+Each setting comes from, in order: an environment variable, the plugin's
+entry in Hermes's `config.yaml` (`plugins.entries.warden.<key>`), a default
+under `$HERMES_HOME/warden/`. Relative paths in `config.yaml` are relative to
+`$HERMES_HOME`.
+
+| setting | env var | config.yaml key | default |
+| --- | --- | --- | --- |
+| Warden configuration (JSON) | `WARDEN_CONFIG` | `config` | `$HERMES_HOME/warden/warden.json` |
+| SQLite database | `WARDEN_DB` | `db` | `$HERMES_HOME/warden/warden.db` |
+| component (.wasm) | `WARDEN_COMPONENT` | `component` | `warden_component.wasm` beside this file |
+| compiled-artifact cache | `WARDEN_CACHE_DIR` | `cache_dir` | `$XDG_CACHE_HOME/warden` or `~/.cache/warden` |
+| fuel per call (guest instructions) | `WARDEN_FUEL` | `fuel` | 10,000,000,000 (about 2 s) |
+| guest memory cap, MiB | `WARDEN_MEMORY_MIB` | `memory_mib` | 64 |
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+from . import component
+
+logger = logging.getLogger("warden")
+
+PLUGIN_ID = "warden"
+PLUGIN_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass(frozen=True)
+class Settings:
+    config_path: str
+    db_path: str
+    component_path: str
+    cache_dir: Optional[str]
+    fuel: int
+    memory_bytes: int
+
+
+def hermes_home() -> str:
+    try:
+        from hermes_constants import get_hermes_home
+
+        return str(get_hermes_home())
+    except Exception:
+        return os.environ.get("HERMES_HOME") or os.path.join(os.path.expanduser("~"), ".hermes")
+
+
+def plugin_entry() -> Dict[str, Any]:
+    """`plugins.entries.warden` from Hermes's config.yaml, or {}."""
+    try:
+        from hermes_cli.config import load_config
+
+        cfg = load_config() or {}
+    except Exception as e:
+        logger.debug("cannot read Hermes's config.yaml: %s", e)
+        return {}
+    entry = ((cfg.get("plugins") or {}).get("entries") or {}).get(PLUGIN_ID) or {}
+    return entry if isinstance(entry, dict) else {}
+
+
+def _pick(env: str, key: str, entry: Dict[str, Any], home: str, default: Optional[str]) -> Optional[str]:
+    value = os.environ.get(env)
+    if value:
+        return os.path.expanduser(value)
+    value = entry.get(key)
+    if isinstance(value, str) and value:
+        value = os.path.expanduser(value)
+        return value if os.path.isabs(value) else os.path.join(home, value)
+    return default
+
+
+def _int(env: str, key: str, entry: Dict[str, Any], default: int) -> int:
+    raw = os.environ.get(env) or entry.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        logger.warning("warden: %s / %s must be an integer, got %r; using %d", env, key, raw, default)
+        return default
+    return value if value > 0 else default
+
+
+def load() -> Settings:
+    home = hermes_home()
+    entry = plugin_entry()
+    base = os.path.join(home, "warden")
+    return Settings(
+        config_path=_pick("WARDEN_CONFIG", "config", entry, home, os.path.join(base, "warden.json")) or "",
+        db_path=_pick("WARDEN_DB", "db", entry, home, os.path.join(base, "warden.db")) or "",
+        component_path=_pick(
+            "WARDEN_COMPONENT", "component", entry, home, os.path.join(PLUGIN_DIR, "warden_component.wasm")
+        )
+        or "",
+        cache_dir=_pick("WARDEN_CACHE_DIR", "cache_dir", entry, home, component.default_cache_dir()),
+        fuel=_int("WARDEN_FUEL", "fuel", entry, component.DEFAULT_FUEL),
+        memory_bytes=_int("WARDEN_MEMORY_MIB", "memory_mib", entry, component.DEFAULT_MEMORY_BYTES >> 20) << 20,
+    )

@@ -1,0 +1,312 @@
+"""The plugin's host side against the real component: SQLite storage, the HTTP
+gateway over loopback, and the sandbox with a deliberately hostile guest.
+
+    python test_host.py WARDEN_WASM HOSTILE_WASM
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import tempfile
+import threading
+import time
+
+from support import Checks, QuietHandler, check, load_plugin, serve
+
+plugin = load_plugin()
+from warden_plugin import component, imports_http, imports_storage  # noqa: E402
+
+WARDEN_WASM, HOSTILE_WASM = sys.argv[1], sys.argv[2]
+TMP = tempfile.mkdtemp(prefix="warden-hermes-host-")
+NOW = 1_700_000_000_000
+
+
+def db(name: str) -> imports_storage.SqliteStorage:
+    s = imports_storage.SqliteStorage(os.path.join(TMP, name))
+    check(s.open() is None, f"opened {name}")
+    return s
+
+
+def guard(config: dict, storage=None, wasm=WARDEN_WASM, **kw) -> component.Guard:
+    with open(wasm, "rb") as f:
+        data = f.read()
+    return component.Guard(data, json.dumps(config), storage or db(f"g{time.monotonic_ns()}.db"), cache_dir=None, **kw)
+
+
+def tool_call(name: str, args: dict, session: str = "s1") -> dict:
+    return {
+        "tool_name": name,
+        "arguments": json.dumps(args),
+        "call_id": "c-1",
+        "run_id": None,
+        "session_id": session,
+        "now_ms": NOW,
+        "identity": {k: None for k in ("provider", "account_id", "sender_id", "channel_id", "thread_id", "agent_id")},
+        "cwd": None,
+        "derived_paths": [],
+    }
+
+
+# storage ---------------------------------------------------------------------
+def storage_compare_and_swap():
+    s = db("cas.db")
+    check(s.set("n", "k", b"a", "absent") == (1, None), "set absent on a new key -> version 1")
+    check(s.set("n", "k", b"b", "absent") == (None, imports_storage.Conflict()), "set absent on an existing key -> conflict")
+    check(s.set("n", "k", b"b", 2) == (None, imports_storage.Conflict()), "set at a wrong version -> conflict")
+    check(s.set("n", "k", b"b", 1) == (2, None), "set at the current version -> version 2")
+    check(s.set("n", "k", b"c", "any") == (3, None), "set any -> version 3")
+    check(s.get("n", "k") == ((b"c", 3), None), "get returns the value and version 3")
+    check(s.delete("n", "k", 2) == (None, imports_storage.Conflict()), "delete at a wrong version -> conflict")
+    check(s.delete("n", "k", 3) == (True, None), "delete at the current version -> removed")
+    check(s.delete("n", "k", "any") == (False, None), "delete of a missing key -> false")
+    check(s.get("n", "k") == (None, None), "the key is gone")
+
+
+def storage_list_is_literal_and_ordered():
+    s = db("list.db")
+    for k in ["a_1", "a_2", "ab", "a%", "b", "A_9"]:
+        s.set("n", k, k.encode(), "any")
+    s.set("other", "a_3", b"x", "any")
+    keys = lambda r: [k for (k, _, _) in r[0]]  # noqa: E731
+    check(keys(s.list("n", "a_", 10, False)) == ["a_1", "a_2"], "prefix a_ matches literally, not A_9 or ab")
+    check(keys(s.list("n", "a_", 10, True)) == ["a_2", "a_1"], "reverse order")
+    check(keys(s.list("n", "a%", 10, False)) == ["a%"], "prefix a% matches literally")
+    check(keys(s.list("n", "", 2, False)) == ["A_9", "a%"], "limit and key order")
+
+
+def storage_limits_and_failures():
+    s = db("limits.db")
+    big = b"\0" * (imports_storage.MAX_VALUE_BYTES + 1)
+    check(s.set("n", "k", big, "any") == (None, imports_storage.TooLarge()), "a value over 1 MiB -> too-large")
+    check(s.get("n", "k") == (None, None), "nothing was written")
+    check(s.set("n", "k", big[:-1], "any") == (1, None), "a value of exactly 1 MiB is stored")
+    check(s.get("n", "x" * 2000)[1] == imports_storage.TooLarge(), "a key over 1 KiB -> too-large")
+    with open(os.path.join(TMP, "a-file"), "w") as f:
+        f.write("x")
+    err = imports_storage.SqliteStorage(os.path.join(TMP, "a-file", "x.db")).open()
+    check(isinstance(err, imports_storage.Unavailable), f"a database under a file -> unavailable ({err})")
+    err = imports_storage.SqliteStorage(os.path.join(TMP, "nul\0name.db")).open()
+    check(isinstance(err, imports_storage.Unavailable), f"an invalid path -> unavailable, no exception ({err})")
+    err = imports_storage.SqliteStorage(TMP).open()
+    check(isinstance(err, imports_storage.Unavailable), f"a directory as the database -> unavailable ({err})")
+    ro_dir = os.path.join(TMP, "ro")
+    os.makedirs(ro_dir)
+    ro = imports_storage.SqliteStorage(os.path.join(ro_dir, "ro.db"))
+    check(ro.open() is None, "opened a database to make read-only")
+    ro.set("n", "k", b"v", "any")
+    ro.close()
+    os.chmod(os.path.join(ro_dir, "ro.db"), stat.S_IRUSR)
+    os.chmod(ro_dir, stat.S_IRUSR | stat.S_IXUSR)
+    if os.geteuid() != 0:  # root ignores file modes
+        value, error = ro.set("n", "k", b"w", "any")
+        check(isinstance(error, imports_storage.Unavailable), f"a write to a read-only database -> unavailable ({error})")
+
+
+def storage_failure_reaches_the_component_typed():
+    """The pin is read with `get`, whose result type is `result<option<entry>,
+    storage-error>`: the error case must reach the guest as a typed error (and
+    the guest then fails closed by its own rule), not as a trap."""
+
+    class Broken(imports_storage.SqliteStorage):
+        def get(self, namespace, key):
+            if namespace == "pin":
+                return None, imports_storage.Unavailable("disk gone")
+            return super().get(namespace, key)
+
+    s = Broken(os.path.join(TMP, "broken.db"))
+    s.open()
+    g = guard({"pin": {"tools": [{"name": "send", "kind": "chat", "chatParam": "chat"}]}}, storage=s)
+    v = g.check_tool_call(tool_call("send", {"chat": "c1"}))
+    print(f"       verdict: {v['decision']} by {v['rule']}: {v['reason']}")
+    check(v["decision"] == "deny", "a gated call whose pin cannot be read is denied")
+    check(v["rule"] != component.GUEST_FAILURE_RULE, "by the component's own rule, not a guest trap")
+    check(v["rule"].startswith("pin."), f"the rule is a pin rule ({v['rule']})")
+
+
+def pinning_through_the_component_and_sqlite():
+    s = db("pin.db")
+    g = guard({"pin": {"tools": [{"name": "send", "kind": "chat", "chatParam": "chat"}]}}, storage=s)
+    pin = g.start_turn({"session_id": "s1", "run_id": "r1", "chat_id": "c-alice", "label": "Alice", "now_ms": NOW})
+    check(pin is not None and pin["chat_id"] == "c-alice", "start-turn pins chat c-alice")
+    v = g.check_tool_call(tool_call("send", {"chat": "c-bob"}))
+    check((v["decision"], v["rule"]) == ("deny", "pin.other-chat"), "writing to another chat: deny by pin.other-chat")
+    v = g.check_tool_call(tool_call("send", {"chat": "c-alice"}))
+    check(v["decision"] == "allow", f"writing to the pinned chat: allow by {v['rule']}")
+    g2 = guard({"pin": {"tools": [{"name": "send", "kind": "chat", "chatParam": "chat"}]}}, storage=s)
+    v = g2.check_tool_call(tool_call("send", {"chat": "c-bob"}))
+    check((v["decision"], v["rule"]) == ("deny", "pin.other-chat"), "a second host on the same database enforces the pin")
+    g.settle_turn({"session_id": "s1", "run_id": "r1", "now_ms": NOW + 1})
+    check(g.current_pin("s1", NOW + 2) is None, "settle-turn clears the pin")
+    counters = {c["name"]: c["value"] for c in g.diagnostics()["counters"]}
+    check(counters.get("tools.deny.pin.other-chat") == 2, f"diagnostics count both denials ({counters})")
+
+
+def configure_reports_every_error():
+    try:
+        guard({"pin": {"enabled": "yes", "ttlMinutes": 2000}})
+    except component.ConfigErrors as e:
+        paths = sorted(p for p, _ in e.errors)
+        check(paths == ["pin.enabled", "pin.ttlMinutes"], f"both errors reported with their paths: {paths}")
+        return
+    raise AssertionError("an invalid configuration was accepted")
+
+
+# http ------------------------------------------------------------------------
+SEEN = []
+
+
+class Echo(QuietHandler):
+    def handle_any(self):
+        n = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(n) if n else b""
+        SEEN.append((self.command, self.path, dict(self.headers.items()), body))
+        if self.path.startswith("/v1/slow"):
+            time.sleep(0.5)
+        if self.path.startswith("/v1/hang"):
+            time.sleep(2.0)
+        if self.path.startswith("/v1/big"):
+            return self.reply(200, b"x" * 5000)
+        if self.path.startswith("/v1/redirect"):
+            return self.reply(302, b"", [("Location", "http://127.0.0.1:9/elsewhere")])
+        out = json.dumps({"path": self.path, "auth": self.headers.get("authorization"), "cookie": self.headers.get("cookie"),
+                          "x": self.headers.get("x-test"), "body": body.decode()}).encode()
+        self.reply(200, out, [("Content-Type", "application/json")])
+
+    do_GET = do_POST = do_PUT = do_DELETE = handle_any
+
+
+def http_gateway():
+    server = serve(Echo)
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    key_file = os.path.join(TMP, "key.txt")
+    with open(key_file, "w") as f:
+        f.write("file-key-1\n")
+    os.environ["WARDEN_TEST_KEY"] = "env-key"
+    gw = imports_http.HttpGateway(imports_http.destinations_from_config({"destinations": [
+        {"name": "env", "baseUrl": base, "credential": {"env": "WARDEN_TEST_KEY"}, "maxResponseBytes": 1024},
+        {"name": "file", "baseUrl": base, "credential": {"file": key_file, "header": "x-api-key", "scheme": ""}},
+        {"name": "missing", "baseUrl": base, "credential": {"env": "WARDEN_TEST_NO_SUCH_KEY"}},
+        {"name": "open", "baseUrl": base},
+    ]}))
+    req = lambda dest, path, **kw: imports_http.Request(dest, kw.pop("method", "get"), base + path, timeout_ms=kw.pop("timeout_ms", 2000), **kw)  # noqa: E731
+
+    SEEN.clear()
+    for url in [base.replace("/v1", "/v10") + "/x", base + "/../admin", base + "/%2e%2e/admin",
+                base.replace("127.0.0.1", "127.0.0.1@evil.test") + "/x"]:
+        out = gw.send(imports_http.Request("env", "get", url, timeout_ms=1000))
+        check(out == imports_http.HttpError("denied"), f"{url} -> denied")
+    check(gw.send(imports_http.Request("nope", "get", base + "/x", timeout_ms=1000)) == imports_http.HttpError("denied"),
+          "an unknown destination -> denied")
+    check(SEEN == [], "no request reached the server for any denied URL")
+
+    out = gw.send(req("env", "/echo", method="post", body=b"hello",
+                      headers=[("Authorization", "Bearer stolen"), ("Cookie", "c=1"), ("X-Test", "kept")]))
+    got = json.loads(out.body)
+    check(out.status == 200 and got["body"] == "hello", "a POST inside the base URL is sent with its body")
+    check(got["auth"] == "Bearer env-key", "the host attached the env credential and dropped the component's")
+    check(got["cookie"] is None and got["x"] == "kept", "reserved headers dropped, others kept")
+
+    got = json.loads(gw.send(req("file", "/echo")).body)
+    check(SEEN[-1][2].get("x-api-key") == "file-key-1" and got["auth"] is None, "the file credential goes in its header, no scheme")
+    time.sleep(0.01)
+    with open(key_file, "w") as f:
+        f.write("file-key-22\n")
+    gw.send(req("file", "/echo"))
+    check(SEEN[-1][2].get("x-api-key") == "file-key-22", "the key file is reread when it changes")
+
+    check(gw.send(req("missing", "/echo")) == imports_http.HttpError("missing-credential"), "an absent credential -> missing-credential")
+    check(gw.send(req("env", "/big")) == imports_http.HttpError("too-large"), "a response over the cap -> too-large")
+    out = gw.send(req("open", "/redirect"))
+    check(isinstance(out, imports_http.Response) and out.status == 302, "a redirect is returned, not followed")
+    started = time.monotonic()
+    out = gw.send(req("open", "/hang", timeout_ms=300))
+    check(out == imports_http.HttpError("timeout") and time.monotonic() - started < 1.5, "the deadline is enforced (timeout)")
+    check(gw.send(req("open", "/echo", timeout_ms=0)) == imports_http.HttpError("timeout"), "a zero deadline -> timeout")
+    check(gw.send(req("open", "/echo", body=b"x" * (imports_http.MAX_REQUEST_BYTES + 1))) == imports_http.HttpError("too-large"),
+          "a request body over 4 MiB -> too-large")
+
+    started = time.monotonic()
+    outs = gw.send_all([req("open", f"/slow/{i}") for i in range(8)])
+    took = time.monotonic() - started
+    check([json.loads(o.body)["path"] for o in outs] == [f"/v1/slow/{i}" for i in range(8)], "send-all answers in request order")
+    check(took < 2.5, f"send-all ran 8 x 0.5 s requests concurrently ({took:.2f} s, 4 s one after another)")
+    server.shutdown()
+
+
+# sandbox ---------------------------------------------------------------------
+def sandbox_survives_a_hostile_guest():
+    g = guard({}, wasm=HOSTILE_WASM, fuel=200_000_000, memory_bytes=32 << 20)
+    for tool, what in [("spin", "an endless loop"), ("hoard", "unbounded allocation"), ("crash", "a trap")]:
+        started = time.monotonic()
+        v = g.check_tool_call(tool_call(tool, {}))
+        print(f"       {tool}: {v['reason']} ({time.monotonic() - started:.2f} s)")
+        check((v["decision"], v["rule"]) == ("deny", component.GUEST_FAILURE_RULE), f"{what} -> deny by {component.GUEST_FAILURE_RULE}")
+        v = g.check_tool_call(tool_call("fine", {}))
+        check((v["decision"], v["rule"]) == ("allow", "hostile.ok"), "the next call runs on a fresh instance")
+    turn = {"run_id": None, "session_id": "s1", "now_ms": NOW,
+            "identity": {k: None for k in ("provider", "account_id", "sender_id", "channel_id", "thread_id", "agent_id")},
+            "trigger": "user", "message": "hi", "context": {"thread_starter": None, "replied_to": None, "since_last_reply": []},
+            "history": [], "queue_mode": None, "hook_timeout_ms": None}
+    o = g.check_turn(turn)
+    check(o["proceed"] and o["rule"] == component.GUEST_FAILURE_RULE, "a spinning turn check fails open")
+
+
+def concurrent_calls_use_separate_instances():
+    g = guard({"pin": {"tools": [{"name": "send", "kind": "chat", "chatParam": "chat"}]}})
+    g.start_turn({"session_id": "s1", "run_id": None, "chat_id": "c1", "label": None, "now_ms": NOW})
+    results = []
+
+    def worker(i):
+        v = g.check_tool_call(tool_call("send", {"chat": "c1" if i % 2 else "c2"}))
+        results.append((i % 2, v["decision"], v["rule"]))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(len(results) == 16, "16 concurrent checks answered")
+    check(all(d == "allow" for (odd, d, _) in results if odd), "every call to the pinned chat allowed")
+    check(all((d, r) == ("deny", "pin.other-chat") for (odd, d, r) in results if not odd), "every call elsewhere denied by pin.other-chat")
+    check(g.idle_instances() >= 1, f"instances returned to the pool ({g.idle_instances()} idle)")
+
+
+def component_imports_only_its_world():
+    with open(WARDEN_WASM, "rb") as f:
+        comp = component.load_component(component.engine(), f.read(), None)
+    names = sorted(comp.type.imports(component.engine()).keys())
+    check(names == [f"warden:guard/{i}@0.1.0" for i in ("http", "log", "storage", "types")], f"imports: {names}")
+
+
+def compiled_component_is_cached():
+    cache = os.path.join(TMP, "cache")
+    with open(WARDEN_WASM, "rb") as f:
+        data = f.read()
+    t0 = time.monotonic()
+    component.load_component(component.engine(), data, cache)
+    first = time.monotonic() - t0
+    files = os.listdir(cache)
+    check(len(files) == 1 and files[0].endswith(".cwasm"), f"one artifact cached ({files})")
+    t0 = time.monotonic()
+    component.load_component(component.engine(), data, cache)
+    second = time.monotonic() - t0
+    check(second < first, f"loading from the cache is faster ({second * 1000:.0f} ms vs {first * 1000:.0f} ms)")
+
+
+if __name__ == "__main__":
+    c = Checks()
+    c.run("storage: compare-and-swap honours each condition", storage_compare_and_swap)
+    c.run("storage: list matches prefixes literally and orders both ways", storage_list_is_literal_and_ordered)
+    c.run("storage: limits and unavailable stores give typed errors", storage_limits_and_failures)
+    c.run("storage: a failing get reaches the component as a typed error", storage_failure_reaches_the_component_typed)
+    c.run("component: reply pinning through SQLite, shared by two hosts", pinning_through_the_component_and_sqlite)
+    c.run("component: configure reports every error with its path", configure_reports_every_error)
+    c.run("component: imports nothing but its own world", component_imports_only_its_world)
+    c.run("component: the compiled artifact is cached", compiled_component_is_cached)
+    c.run("http: allow-list, credentials, headers, caps, redirects, deadline, send-all", http_gateway)
+    c.run("sandbox: fuel, memory cap and traps are contained", sandbox_survives_a_hostile_guest)
+    c.run("pool: concurrent checks run on separate instances", concurrent_calls_use_separate_instances)
+    sys.exit(c.done())
