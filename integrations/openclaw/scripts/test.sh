@@ -3,7 +3,7 @@
 # npm registry), builds the plugin, and runs its tests: unit tests of the
 # host side (storage, HTTP gateway and bridge, guard sandbox) and the
 # end-to-end test against the real OpenClaw runtime. Exits non-zero on failure.
-# Options: --only schema,pin,gateway,refused,exec,safety,dlp (end-to-end scenarios to run)
+# Options: --only schema,pin,gateway,refused,exec,safety (end-to-end scenarios to run)
 set -euo pipefail
 source "$(dirname "$0")/toolchain.sh"
 
@@ -29,5 +29,4 @@ step "end-to-end test against OpenClaw $(node -p "require('$TEST_TOOLS/node_modu
 node "$PLUGIN_SRC/test/e2e.mjs" \
   --openclaw "$TEST_TOOLS/node_modules/openclaw/openclaw.mjs" \
   --plugin "$CACHE/warden-openclaw-$(node -p "require('$PLUGIN_SRC/package.json').version").tgz" \
-  --schema "$REPO_ROOT/schema/warden.schema.json" \
   --work "$CACHE/e2e" "${only[@]}"

@@ -57,7 +57,9 @@ test("a_run_whose_pin_cannot_be_recorded_gets_no_tool_call", async () => {
   // The state dir is a file, so the database cannot be created: start-turn fails.
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-")), "not-a-dir");
   fs.writeFileSync(file, "");
-  const p = load({}, file);
+  // The tool-call judge would refuse on the same storage failure; switched off,
+  // the refusal can only come from the pin.
+  const p = load({ tools: { enabled: false } }, file);
   await p.fire("before_prompt_build", { prompt: "hi", messages: [] }, promptCtx("r2"));
   assert.ok(p.lines.some((l) => l.startsWith("error") && l.includes("could not be recorded")), p.lines.join("\n"));
   const refused = await p.fire("before_tool_call", { toolName: "read", params: { path: "x" } }, toolCtx("r2"));
