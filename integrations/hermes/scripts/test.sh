@@ -63,7 +63,7 @@ unset HERMES_INTERACTIVE HERMES_GATEWAY_SESSION HERMES_EXEC_ASK WARDEN_CONFIG WA
 echo "== host tests (SQLite storage, HTTP gateway, sandbox) against the real component"
 (cd "$here/tests" && "$venv/bin/python" test_host.py "$wasm" "$hostile")
 
-echo "== hook logic (approval keys and scopes, failure modes, delegation chains)"
+echo "== hook logic (approval keys and scopes, failure modes, delegation chains, account ID)"
 (cd "$here/tests" && "$venv/bin/python" test_hooks.py)
 
 echo "== end to end: real Hermes turns against a loopback model"
