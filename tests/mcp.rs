@@ -4,25 +4,9 @@
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
-use std::path::PathBuf;
 use std::sync::Arc;
 use warden_host::mcp::{McpOptions, run};
 use warden_tests::{TempDb, runtime};
-
-/// Installs the pinned reference server once (from tests/fixtures/mcp's lockfile).
-fn filesystem_server() -> PathBuf {
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp");
-    let bin = fixture.join("node_modules/.bin/mcp-server-filesystem");
-    if !bin.exists() {
-        let status = std::process::Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&fixture)
-            .status()
-            .expect("npm runs");
-        assert!(status.success(), "installing the MCP reference server failed");
-    }
-    bin
-}
 
 async fn connect(
     config: &str,
@@ -32,7 +16,7 @@ async fn connect(
     let rt = Arc::new(runtime(config, db.open()));
     let (client_side, proxy_side) = tokio::io::duplex(1 << 20);
     let (proxy_in, proxy_out) = tokio::io::split(proxy_side);
-    let command = vec![filesystem_server().into_os_string(), root.as_os_str().to_owned()];
+    let command = vec![warden_tests::mcp_filesystem_server().into_os_string(), root.as_os_str().to_owned()];
     let options = McpOptions { server_name: "fs".into(), session_id: "mcp-test".into() };
     tokio::spawn(run(rt, options, command, proxy_in, proxy_out));
     ().serve(client_side).await.expect("MCP handshake through the proxy")

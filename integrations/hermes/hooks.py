@@ -10,9 +10,12 @@
 | `subagent_start` / `subagent_stop` | (none) | a delegated subagent's tool calls are checked as its root session's |
 
 `pre_tool_call` carries no sender, so the identity seen in `pre_llm_call` is
-remembered per session. The chat a turn answers to is not a hook argument:
-Hermes's gateway binds it to the turn's context (`gateway.session_context`,
-`HERMES_SESSION_CHAT_ID` and friends), which is where it is read from.
+remembered per session. Hermes names no bot account in its hooks; one Hermes
+profile is one set of platform accounts, so the account ID is the profile's
+name unless the `account_id` setting names one (see `settings`). The chat a
+turn answers to is not a hook argument: Hermes's gateway binds it to the
+turn's context (`gateway.session_context`, `HERMES_SESSION_CHAT_ID` and
+friends), which is where it is read from.
 
 A subagent (`delegate_task`) runs under a session ID of its own, with no sender
 and no chat. Its tool calls are checked under the session that delegated
@@ -35,6 +38,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional
 
+from . import settings
 from .runtime import Runtime, Unavailable
 
 logger = logging.getLogger("warden")
@@ -127,6 +131,16 @@ class Hooks:
             base.update({k: known.get(k) for k in base})
         return base
 
+    def account_id(self) -> Optional[str]:
+        """The account ID of this turn: the `account_id` setting, else the
+        profile the gateway bound to the turn, else this process's profile."""
+        try:
+            configured = self.runtime.configured_account_id()
+        except Exception as e:
+            logger.debug("warden: cannot read the account_id setting: %s", e)
+            configured = None
+        return configured or _none_if_empty(_session_env("HERMES_SESSION_PROFILE")) or settings.profile_account()
+
     # pre_llm_call -> start-turn + check-turn --------------------------------
     def pre_llm_call(
         self,
@@ -151,7 +165,7 @@ class Hooks:
         chat_id = "" if delegated else _session_env("HERMES_SESSION_CHAT_ID")
         identity = self.identity_of(root) if delegated else {
             "provider": _none_if_empty(platform or _session_env("HERMES_SESSION_PLATFORM")),
-            "account_id": None,
+            "account_id": self.account_id(),
             "sender_id": _none_if_empty(sender_id or _session_env("HERMES_SESSION_USER_ID")),
             "channel_id": _none_if_empty(chat_id),
             "thread_id": _none_if_empty(_session_env("HERMES_SESSION_THREAD_ID")),

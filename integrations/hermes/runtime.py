@@ -39,6 +39,13 @@ class Runtime:
         self._storage: Optional[imports_storage.SqliteStorage] = None
         self.settings: Optional[settings.Settings] = None
 
+    def configured_account_id(self) -> Optional[str]:
+        """The account ID the settings name, if they name one."""
+        with self._lock:
+            if self.settings is None:
+                self.settings = settings.load()
+            return self.settings.account_id
+
     def guard(self) -> component.Guard:
         """The running Guard, (re)loading it if needed; raises Unavailable."""
         with self._lock:

@@ -13,6 +13,7 @@ under `$HERMES_HOME/warden/`. Relative paths in `config.yaml` are relative to
 | compiled-artifact cache | `WARDEN_CACHE_DIR` | `cache_dir` | `$XDG_CACHE_HOME/warden` or `~/.cache/warden` |
 | fuel per call (guest instructions) | `WARDEN_FUEL` | `fuel` | 10,000,000,000 (about 2 s) |
 | guest memory cap, MiB | `WARDEN_MEMORY_MIB` | `memory_mib` | 64 |
+| account ID of turns and tool calls | `WARDEN_ACCOUNT_ID` | `account_id` | the Hermes profile (see `profile_account`) |
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class Settings:
     cache_dir: Optional[str]
     fuel: int
     memory_bytes: int
+    # The identity's account-id when set; otherwise the Hermes profile.
+    account_id: Optional[str] = None
 
 
 def hermes_home() -> str:
@@ -85,6 +88,27 @@ def _int(env: str, key: str, entry: Dict[str, Any], default: int) -> int:
     return value if value > 0 else default
 
 
+def _text(env: str, key: str, entry: Dict[str, Any]) -> Optional[str]:
+    value = os.environ.get(env)
+    if value is None or not value.strip():
+        raw = entry.get(key)
+        value = str(raw) if isinstance(raw, (str, int)) and not isinstance(raw, bool) else None
+    value = value.strip() if value else None
+    return value or None
+
+
+def profile_account() -> str:
+    """The Hermes profile this process runs as, the default account ID:
+    `default` for `~/.hermes`, the profile's name for `~/.hermes/profiles/<name>`,
+    `custom` for any other `HERMES_HOME` (Hermes's own naming)."""
+    try:
+        from hermes_cli.profiles import get_active_profile_name
+
+        return get_active_profile_name() or "default"
+    except Exception:
+        return "default"
+
+
 def load() -> Settings:
     home = hermes_home()
     entry = plugin_entry()
@@ -99,4 +123,5 @@ def load() -> Settings:
         cache_dir=_pick("WARDEN_CACHE_DIR", "cache_dir", entry, home, component.default_cache_dir()),
         fuel=_int("WARDEN_FUEL", "fuel", entry, component.DEFAULT_FUEL),
         memory_bytes=_int("WARDEN_MEMORY_MIB", "memory_mib", entry, component.DEFAULT_MEMORY_BYTES >> 20) << 20,
+        account_id=_text("WARDEN_ACCOUNT_ID", "account_id", entry),
     )

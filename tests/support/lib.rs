@@ -19,6 +19,24 @@ pub fn hostile_component() -> Vec<u8> {
     std::fs::read(env!("HOSTILE_COMPONENT_WASM")).expect("the hostile guest was built by tests/build.rs")
 }
 
+/// The reference MCP filesystem server, installed once from
+/// `tests/fixtures/mcp`'s lockfile (pinned) with `npm ci`.
+pub fn mcp_filesystem_server() -> PathBuf {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp");
+    let bin = fixture.join("node_modules/.bin/mcp-server-filesystem");
+    let lock = std::fs::File::create(std::env::temp_dir().join("warden-mcp-fixture.lock")).expect("lock file");
+    lock.lock().expect("install lock");
+    if !bin.exists() {
+        let status = std::process::Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&fixture)
+            .status()
+            .expect("npm runs");
+        assert!(status.success(), "installing the MCP reference server failed");
+    }
+    bin
+}
+
 /// A compile cache shared by every test process, so the component is compiled once.
 pub fn cache_dir() -> PathBuf {
     std::env::temp_dir().join("warden-test-cache")

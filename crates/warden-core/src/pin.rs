@@ -179,11 +179,9 @@ impl PinConfig {
         config.enabled = r.bool(&obj, "enabled", config.enabled);
         config.mode = crate::config::reader::mode(r, &obj);
         config.ttl_minutes = r.int(&obj, "ttlMinutes", MIN_TTL_MINUTES..=MAX_TTL_MINUTES, DEFAULT_TTL_MINUTES);
-        if let Some(tools) = r.list(&obj, "tools", MAX_TOOLS, read_tool) {
-            r.unique(
-                tools.iter().enumerate().map(|(i, t)| (format!("pin.tools[{i}].name"), t.name.as_str())),
-                "tool name",
-            );
+        if let Some(tools) =
+            r.unique_list(&obj, "tools", MAX_TOOLS, read_tool, "tool name", ".name", |t| t.name.clone())
+        {
             config.tools = tools;
         }
         config

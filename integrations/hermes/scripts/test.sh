@@ -63,8 +63,11 @@ unset HERMES_INTERACTIVE HERMES_GATEWAY_SESSION HERMES_EXEC_ASK WARDEN_CONFIG WA
 echo "== host tests (SQLite storage, HTTP gateway, sandbox) against the real component"
 (cd "$here/tests" && "$venv/bin/python" test_host.py "$wasm" "$hostile")
 
-echo "== hook logic (approval keys and scopes, failure modes, delegation chains)"
+echo "== hook logic (approval keys and scopes, failure modes, delegation chains, account ID)"
 (cd "$here/tests" && "$venv/bin/python" test_hooks.py)
+
+echo "== cross-adapter: the shared fixture through pre_tool_call gives the decisions every adapter gives"
+(cd "$here/tests" && "$venv/bin/python" cross_adapter.py "$wasm" "$root/tests/fixtures/cross-adapter")
 
 echo "== end to end: real Hermes turns against a loopback model"
 HERMES_HOME="$home" "$venv/bin/python" "$here/tests/e2e.py" "$cache/work"

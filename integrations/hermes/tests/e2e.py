@@ -4,9 +4,13 @@ temporary HERMES_HOME, driven through real turns against a loopback model.
     HERMES_HOME=... python e2e.py WORK_DIR
 
 The plugin must already be installed in $HERMES_HOME/plugins/warden (the test
-script does it with scripts/install.sh). Every turn is `AIAgent(...).chat()`,
+script does it with scripts/install.sh). Most turns are `AIAgent(...).chat()`,
 with the `terminal` toolset; the model asks for a command whose side effect
-(a marker file) shows whether it ran.
+(a marker file) shows whether it ran. Safety scenarios are judged by a
+loopback logprob classifier (`mock_classifier`). The real gateway
+(`hermes gateway run`, API-server platform) serves the pinned conversation
+and the approval round trip, whose `web_search` tool queries a loopback
+SearXNG (`mock_search`), so a query arriving there shows the tool ran.
 """
 
 from __future__ import annotations
@@ -30,12 +34,23 @@ CHILD = len(sys.argv) > 2 and sys.argv[2] == "--fail-closed-child"
 
 # The policy under test. `pin.tools` gates Hermes's `terminal` tool as a
 # "new-chat" tool: while a reply is pinned to a chat, it is refused
-# (`pin.new-chat`). `tools: {}` turns the tool-call judge on with its
-# defaults once it exists (today it answers `not-configured`).
+# (`pin.new-chat`). `tools: {}` is the tool-call judge with its defaults: the
+# exec gate, and `ask` for fetch-kind tools such as `web_search`.
 POLICY = {
     "pin": {"enabled": True, "ttlMinutes": 15, "tools": [{"name": "terminal", "kind": "new-chat"}]},
     "tools": {},
 }
+
+# The account ID the plugin reports (`plugins.entries.warden.account_id`), which
+# approved requestors name.
+ACCOUNT = "e2e-bot"
+# Safety scenarios, each with the words that make the mock classifier say Yes.
+SALARY_INSTRUCTIONS = "Requests about a specific employee's salary, pay or compensation, including how much someone makes."
+SALARY_PROMPT = "This requester is not approved for pay details: say so and share none."
+MEDICAL_INSTRUCTIONS = "Requests about a specific person's health, illness or medical leave."
+MEDICAL_PROMPT = "This requester is not approved for health details: say so and share none."
+CLASSIFIER_KEY_ENV = "WARDEN_E2E_CLASSIFIER_KEY"
+CLASSIFIER_KEY = "sk-e2e-classifier"
 
 
 def write_policy(policy) -> None:
@@ -49,15 +64,37 @@ def write_policy(policy) -> None:
     os.utime(WARDEN_JSON, (now, now + 1))
 
 
+def name_the_account() -> None:
+    """Sets the plugin's `account_id` in config.yaml, as an operator would."""
+    import yaml
+
+    path = os.path.join(HOME, "config.yaml")
+    with open(path) as f:
+        cfg = yaml.safe_load(f) or {}
+    cfg.setdefault("plugins", {}).setdefault("entries", {}).setdefault("warden", {})["account_id"] = ACCOUNT
+    with open(path, "w") as f:
+        yaml.safe_dump(cfg, f)
+
+
 if not CHILD:
     for old in os.listdir(WORK):
         if old.endswith(".marker"):
             os.remove(os.path.join(WORK, old))
     write_policy(POLICY)
+    name_the_account()
+os.environ[CLASSIFIER_KEY_ENV] = CLASSIFIER_KEY
 
+import mock_classifier  # noqa: E402
 import mock_model  # noqa: E402
+import mock_search  # noqa: E402
+from gateway_process import Gateway  # noqa: E402
 
 server, BASE_URL = mock_model.start()
+classifier_server, CLASSIFIER_URL = mock_classifier.start({
+    "salaries": (SALARY_INSTRUCTIONS, ("salary", "earn", "make", "pay")),
+    "medical": (MEDICAL_INSTRUCTIONS, ("sick", "illness", "medical", "health")),
+})
+search_server, SEARCH_URL = mock_search.start()
 
 
 class Capture(logging.Handler):
@@ -155,12 +192,9 @@ def benign_command_runs():
     print(f"       model received: {results}")
     check(os.path.exists(m), "the benign command ran (its marker file exists)")
     check(results and not any("Warden refused" in r for r in results), "the model received the command's output, not a refusal")
-    allows = {k: v for k, v in d.items() if k.startswith("tools.allow.")}
-    check(sum(allows.values()) == 1 and not any(k.startswith("tools.deny.") for k in d), f"Warden decided allow once ({d})")
-    if tools_judge_active():
-        check(not any(k.startswith("tools.allow.pin.") for k in allows), f"allowed by the tool-call judge: {list(allows)}")
-    else:
-        check("tools.allow.not-configured" in allows, "by rule not-configured (the tool-call judge is not on main yet)")
+    check(tools_judge_active(), "the tool-call judge is active (the policy's `tools` section)")
+    check(d.get("tools.allow.tools.allow") == 1 and not any(k.startswith(("tools.deny.", "tools.ask.")) for k in d),
+          f"Warden decided allow once, by the judge's rule tools.allow ({d})")
     turns = [l for l in CAPTURE.lines[before_lines:] if l.startswith("warden: turn ")]
     check(len(turns) == 1, f"pre_llm_call ran check-turn once: {turns}")
 
@@ -218,16 +252,11 @@ def dangerous_command_is_denied_by_the_exec_gate():
     reply, results, user = turn("e2e-exec", command)
     d = delta(before, counters())
     print(f"       model received: {results}")
-    if tools_judge_active():
-        check(not os.path.exists(m), "the download-and-execute command did not run (no marker file)")
-        denied = [k for k in d if k.startswith("tools.deny.exec.")]
-        check(len(denied) == 1, f"Warden decided deny by an exec.* rule ({d})")
-        rule = denied[0][len("tools.deny."):]
-        check(any(f"Warden refused this call ({rule})" in r for r in results), "the model received Warden's refusal and rule")
-    else:
-        CHECKS.note_pending("exec gate: `bash -c \"$(curl ...)\"` must be denied by rule exec.* once the tool-call judge lands; today it is allowed")
-        check(d.get("tools.allow.not-configured") == 1, f"today: allowed by not-configured, as the report says ({d})")
-        check(os.path.exists(m), "today: the command ran (the gap the judge closes)")
+    check(not os.path.exists(m), "the download-and-execute command did not run (no marker file)")
+    denied = [k for k in d if k.startswith("tools.deny.exec.")]
+    check(len(denied) == 1 and sum(d.values()) == 1, f"Warden decided deny by an exec.* rule, and nothing else ({d})")
+    rule = denied[0][len("tools.deny."):]
+    check(any(f"Warden refused this call ({rule})" in r for r in results), "the model received Warden's refusal and rule")
 
 
 def policy_reloads_when_the_file_changes():
@@ -250,90 +279,176 @@ def policy_reloads_when_the_file_changes():
     write_policy(POLICY)
 
 
-def listening_port(pid: int, timeout: float = 90.0) -> int:
-    """The loopback TCP port process `pid` listens on (the gateway binds port 0)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        inodes = set()
-        try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                try:
-                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                except OSError:
-                    continue
-                if target.startswith("socket:["):
-                    inodes.add(target[8:-1])
-        except OSError:
-            raise AssertionError("the gateway exited")
-        with open("/proc/net/tcp") as f:
-            for line in f.readlines()[1:]:
-                cols = line.split()
-                local, state, inode = cols[1], cols[3], cols[9]
-                if state == "0A" and inode in inodes and local.startswith("0100007F:"):
-                    return int(local.split(":")[1], 16)
-        time.sleep(0.25)
-    raise AssertionError("the gateway did not start listening")
+def safety_policy():
+    """POLICY plus two safety scenarios judged by the loopback classifier.
+    Dani is approved for the salaries scenario; nobody is for medical."""
+    return dict(POLICY, destinations=[
+        {"name": "classifier", "baseUrl": CLASSIFIER_URL, "credential": {"env": CLASSIFIER_KEY_ENV}},
+    ], safety={
+        "enabled": True,
+        "timeoutMs": 5000,
+        "classifier": {"enabled": True, "destination": "classifier", "model": "small-model"},
+        "scenarios": [
+            {"id": "salaries", "instructions": SALARY_INSTRUCTIONS, "flaggedPrompt": SALARY_PROMPT,
+             "approvedRequestors": [{"name": "Dani", "provider": "telegram", "accountId": ACCOUNT, "senderId": "U-dani"}]},
+            {"id": "medical", "instructions": MEDICAL_INSTRUCTIONS, "flaggedPrompt": MEDICAL_PROMPT},
+        ],
+    })
+
+
+def safety_context_reaches_the_model():
+    write_policy(safety_policy())
+    try:
+        question = "Quick one: how much does Sally make these days?"
+        block = f"<safety>\n{SALARY_PROMPT}\n</safety>"
+
+        # An unapproved sender asks a covered question.
+        before, asked = counters(), mock_classifier.request_count()
+        reply, results, user = turn("e2e-safety-bob", "", message=question, platform="telegram", user_id="U-bob")
+        d = delta(before, counters())
+        seen = mock_classifier.requests_since(asked)
+        print(f"       model received as the user message: {user!r}")
+        ident = plugin().hooks.identity_of("e2e-safety-bob")
+        check((ident["provider"], ident["account_id"], ident["sender_id"]) == ("telegram", ACCOUNT, "U-bob"),
+              f"pre_llm_call's platform and sender_id, with the configured account, are the turn's identity: {ident}")
+        check(sorted(r["scenario"] for r in seen) == ["medical", "salaries"],
+              f"the classifier was asked once per scenario: {[r['scenario'] for r in seen]}")
+        check(all(r["current_message"] == question for r in seen), "about the user's message as Hermes passed it")
+        check(all(r["authorization"] == f"Bearer {CLASSIFIER_KEY}" for r in seen),
+              "with the destination's key, attached by the plugin's HTTP gateway")
+        check(all(r["body"]["logprobs"] is True and r["body"]["max_tokens"] == 1 and r["body"]["top_logprobs"] >= 2
+                  for r in seen), "in the logprob protocol (logprobs: true, top_logprobs, max_tokens: 1)")
+        check(d.get("safety.outcome.flagged") == 1 and d.get("safety.scenario.salaries") == 1
+              and "safety.scenario.medical" not in d, f"Warden flagged the turn for the salaries scenario only ({d})")
+        check(question in user and block in user and user.index(block) > user.index(question),
+              "the model's request carries the user's message followed by the scenario's flaggedPrompt in <safety> tags")
+        check(MEDICAL_PROMPT not in user and user.count("<safety>") == 1, "and nothing for the scenario that did not match")
+
+        # The approved sender asks the same question.
+        before, asked = counters(), mock_classifier.request_count()
+        reply, results, user = turn("e2e-safety-dani", "", message=question, platform="telegram", user_id="U-dani")
+        d = delta(before, counters())
+        seen = mock_classifier.requests_since(asked)
+        print(f"       model received as the user message: {user!r}")
+        check([r["scenario"] for r in seen] == ["medical"],
+              f"for the approved sender the classifier got no request for the salaries scenario: {[r['scenario'] for r in seen]}")
+        check(d.get("safety.outcome.no_match") == 1 and not any(k.startswith("safety.scenario.") for k in d),
+              f"Warden found no match ({d})")
+        check(question in user and "<safety>" not in user and SALARY_PROMPT not in user,
+              "the model's request carries the user's message and no safety text")
+    finally:
+        write_policy(POLICY)
+
+
+_GATEWAY = None
+
+
+def gateway() -> Gateway:
+    """The one gateway process of this run, started on first use; the
+    API-server platform gets the terminal and web toolsets, and web_search
+    goes to the loopback SearXNG."""
+    global _GATEWAY
+    if _GATEWAY is None:
+        _GATEWAY = Gateway(HOME, WORK, BASE_URL, ["terminal", "web"], {"SEARXNG_URL": SEARCH_URL}).start()
+        print(f"       gateway listening on 127.0.0.1:{_GATEWAY.port}")
+    return _GATEWAY
 
 
 def real_gateway_pins_the_conversation():
     """The real gateway (`hermes gateway run`, API-server platform) binds each
     conversation's chat to the turn; the plugin pins the reply to it."""
-    import secrets
-    import urllib.request
-
-    import yaml
-
     m = marker("gateway.marker")
-    cfg_path = os.path.join(HOME, "config.yaml")
-    with open(cfg_path) as f:
-        original = f.read()
-    cfg = yaml.safe_load(original) or {}
-    cfg["model"] = {"default": "mock", "provider": "custom", "base_url": BASE_URL, "api_key": "test-key",
-                    "context_length": 128000}
-    cfg["platform_toolsets"] = {"api_server": ["terminal"]}
-    with open(cfg_path, "w") as f:
-        yaml.safe_dump(cfg, f)
-    key = secrets.token_hex(24)
-    env = dict(os.environ, API_SERVER_ENABLED="true", API_SERVER_HOST="127.0.0.1", API_SERVER_PORT="0",
-               API_SERVER_KEY=key)
-    log = open(os.path.join(WORK, "gateway.log"), "w")
-    hermes = os.path.join(os.path.dirname(sys.executable), "hermes")
-    gateway = subprocess.Popen([hermes, "gateway", "run"], env=env, cwd=WORK, stdin=subprocess.DEVNULL, stdout=log,
-                               stderr=subprocess.STDOUT)
-    try:
-        port = listening_port(gateway.pid)
-        print(f"       gateway listening on 127.0.0.1:{port}")
-        before = counters()
-        start = mock_model.request_count()
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/v1/chat/completions",
-            data=json.dumps({"model": "hermes", "messages": [{"role": "user", "content": "RUN: touch gateway.marker"}]}).encode(),
-            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json",
-                     "X-Hermes-Session-Id": "e2e-gateway-chat"},
-        )
-        with urllib.request.urlopen(request, timeout=120) as r:
-            answer = json.loads(r.read())
-        results = [str(msg.get("content")) for req in mock_model.requests_since(start) for msg in req["messages"]
-                   if msg.get("role") == "tool"]
-        print(f"       model received: {results}")
-        check(answer["choices"][0]["message"]["content"].startswith("The tool said:"), "the gateway answered the conversation")
-        check(not os.path.exists(m), "the gated command did not run (no marker file)")
-        check(any("Warden refused this call (pin.new-chat)" in r and "e2e-gateway-chat" in r for r in results),
-              "the model received Warden's refusal, naming the chat the gateway bound")
-        d = delta(before, counters())
-        check(d.get("tools.deny.pin.new-chat") == 1,
-              f"the gateway process's decision is in the shared database: deny by pin.new-chat ({d})")
-        check(guard().current_pin("e2e-gateway-chat", int(time.time() * 1000)) is None,
-              "the gateway's end of turn settled the pin")
-    finally:
-        gateway.terminate()
-        try:
-            gateway.wait(20)
-        except subprocess.TimeoutExpired:
-            gateway.kill()
-        log.close()
-        with open(cfg_path, "w") as f:
-            f.write(original)
+    gw = gateway()
+    before = counters()
+    start = mock_model.request_count()
+    answer = gw.chat("e2e-gateway-chat", "RUN: touch gateway.marker")
+    results = [str(msg.get("content")) for req in mock_model.requests_since(start) for msg in req["messages"]
+               if msg.get("role") == "tool"]
+    print(f"       model received: {results}")
+    check(answer["choices"][0]["message"]["content"].startswith("The tool said:"), "the gateway answered the conversation")
+    check(not os.path.exists(m), "the gated command did not run (no marker file)")
+    check(any("Warden refused this call (pin.new-chat)" in r and "e2e-gateway-chat" in r for r in results),
+          "the model received Warden's refusal, naming the chat the gateway bound")
+    d = delta(before, counters())
+    check(d.get("tools.deny.pin.new-chat") == 1,
+          f"the gateway process's decision is in the shared database: deny by pin.new-chat ({d})")
+    check(guard().current_pin("e2e-gateway-chat", int(time.time() * 1000)) is None,
+          "the gateway's end of turn settled the pin")
+
+
+def search_call(session_id: str, query: str):
+    """The web_search call as the plugin passes it to check-tool-call."""
+    return {"tool_name": "web_search", "arguments": json.dumps({"query": query}), "call_id": None, "run_id": None,
+            "session_id": session_id, "now_ms": int(time.time() * 1000),
+            "identity": {"provider": "api_server", "account_id": ACCOUNT, "sender_id": None, "channel_id": None,
+                         "thread_id": None, "agent_id": None},
+            "cwd": WORK, "derived_paths": []}
+
+
+def events_named(events, name):
+    return [e for e in events if e.get("event") == name]
+
+
+def ask_is_answered_through_the_gateway():
+    """A fetch-kind tool (Hermes's web_search) is asked; the person answers
+    through the gateway's run API; the answer is recorded with the scope
+    Warden offered and decides the same call later."""
+    gw = gateway()
+    session, query, other = "e2e-ask", "warden approvals", "something else entirely"
+
+    # 1. Warden asks; the person answers "session" through the gateway.
+    before, searched = counters(), len(mock_search.queries())
+    seen_at_ask = []
+
+    def answer_session(event):
+        seen_at_ask.append(len(mock_search.queries()))
+        return "session"
+
+    events = gw.run(session, f"SEARCH: {query}", answer_session)
+    d = delta(before, counters())
+    asks = events_named(events, "approval.request")
+    print(f"       approval request: {[{k: a.get(k) for k in ('description', 'pattern_key', 'choices')} for a in asks]}")
+    check(d.get("tools.ask.tools.ask-kind") == 1, f"Warden answered ask by tools.ask-kind in the gateway process ({d})")
+    check(len(asks) == 1 and "Warden asks before this call (tools.ask-kind, approval remembered for: session)"
+          in asks[0]["description"], "Hermes's approval gate asked the person, with Warden's rule and offered scope")
+    check(asks[0]["pattern_key"].startswith("plugin_rule:warden:t1:s:")
+          and asks[0]["pattern_key"].endswith(f":session:{session}"),
+          "under a rule key bound to Warden's session-scoped approval key and this session")
+    check(seen_at_ask == [searched], "the tool had not run while the question was open")
+    check(mock_search.queries()[searched:] == [query], "after the answer the tool ran (the search engine got the query)")
+    done = events_named(events, "run.completed")
+    check(done and f"search-result:{query}" in done[0]["output"], "and the model received its result")
+
+    # record-approval stored the answer with the offered scope: the component
+    # (on the database the gateway shares) now allows this call in this
+    # session, by memory.allow with scope session, and still asks in another.
+    same = guard().check_tool_call(search_call(session, query))
+    check((same["decision"], same["rule"], same["scope"]) == ("allow", "memory.allow", "session"),
+          f"record-approval recorded allow with scope session: {same['decision']} by {same['rule']} ({same['scope']})")
+    elsewhere = guard().check_tool_call(search_call("e2e-ask-elsewhere", query))
+    check((elsewhere["decision"], elsewhere["rule"]) == ("ask", "tools.ask-kind"),
+          f"no broader than the session: another session is still asked ({elsewhere['decision']} by {elsewhere['rule']})")
+
+    # 2. The same call again in this session: allowed by memory, nobody asked.
+    before, searched = counters(), len(mock_search.queries())
+    events = gw.run(session, f"SEARCH: {query}", lambda e: "deny")
+    d = delta(before, counters())
+    check(not events_named(events, "approval.request"), "the same call in the same session was not asked again")
+    check(d.get("tools.allow.memory.allow") == 1 and not any(k.startswith("tools.ask.") for k in d),
+          f"Warden allowed it by memory.allow ({d})")
+    check(mock_search.queries()[searched:] == [query], "and the tool ran")
+
+    # 3. A different call in this session: asked again; the person denies it.
+    before, searched = counters(), len(mock_search.queries())
+    events = gw.run(session, f"SEARCH: {other}", lambda e: "deny")
+    d = delta(before, counters())
+    asks = events_named(events, "approval.request")
+    check(d.get("tools.ask.tools.ask-kind") == 1 and len(asks) == 1,
+          f"a different call in the same session is asked again by tools.ask-kind ({d})")
+    check(mock_search.queries()[searched:] == [], "denied: the tool did not run")
+    done = events_named(events, "run.completed")
+    check(done and "BLOCKED" in done[0]["output"] and "denied by user" in done[0]["output"],
+          "and the model was told the person denied it")
 
 
 def fail_closed_when_warden_cannot_start():
@@ -364,10 +479,14 @@ if __name__ == "__main__":
     CHECKS.run("a benign terminal command runs (allowed by Warden)", benign_command_runs)
     CHECKS.run("a turn bound to a chat (as the gateway binds it): the gated terminal tool is blocked with Warden's reason", pinned_turn_blocks_gated_tool)
     CHECKS.run("a subagent cannot escape the pin: delegated calls are checked under the delegating session", delegated_subagent_is_held_to_the_pin)
-    CHECKS.run("a dangerous terminal command: denied by an exec.* rule (once the tool-call judge is on main)", dangerous_command_is_denied_by_the_exec_gate)
+    CHECKS.run("a dangerous terminal command is denied by an exec.* rule", dangerous_command_is_denied_by_the_exec_gate)
+    CHECKS.run("safety scenarios: an unapproved sender's covered question reaches the model with the flaggedPrompt in <safety> tags; an approved sender's does not", safety_context_reaches_the_model)
     CHECKS.run("the policy reloads when its file changes; an invalid edit keeps the previous one", policy_reloads_when_the_file_changes)
-    CHECKS.run("the real Hermes gateway (API server) pins the reply to its conversation", real_gateway_pins_the_conversation)
+    try:
+        CHECKS.run("the real Hermes gateway (API server) pins the reply to its conversation", real_gateway_pins_the_conversation)
+        CHECKS.run("ask: a web_search call is approved through the gateway, recorded for the session, then allowed by memory; another call is asked again", ask_is_answered_through_the_gateway)
+    finally:
+        if _GATEWAY is not None:
+            _GATEWAY.stop()
     CHECKS.run("Warden cannot start: tool calls fail closed (a separate Hermes process)", fail_closed_when_warden_cannot_start)
-    CHECKS.note_pending("safety context: pre_llm_call returns {'context': ...} only when check-turn injects text; safety scenarios are not on main yet")
-    CHECKS.note_pending("ask: {'action': 'approve', 'rule_key': 'warden:<key>'} and record-approval need a verdict `ask`, which only the tool-call judge gives")
     sys.exit(CHECKS.done())

@@ -1,8 +1,9 @@
-"""A loopback OpenAI-compatible model that asks for one terminal command.
+"""A loopback OpenAI-compatible model that asks for one tool call.
 
 When the newest message is the user's, it answers with a `terminal` tool call
-running the command written after `RUN:` in that message, or, if the message
-says `DELEGATE:`, a `delegate_task` call whose goal is the rest of the message.
+running the command written after `RUN:` in that message, a `web_search` call
+for the query written after `SEARCH:`, or, if the message says `DELEGATE:`, a
+`delegate_task` call whose goal is the rest of the message.
 When the newest message is a tool result, it answers with text quoting that
 result, which ends the turn. Hermes runs delegations in the background, so the
 answer to a `delegate_task` result is held until the subagent's own terminal
@@ -70,6 +71,8 @@ def _answer(messages: List[Dict[str, Any]]) -> Dict[str, Any]:
     if "DELEGATE:" in text:
         SUBAGENT_RAN.clear()
         return _call("deleg", "delegate_task", {"goal": text.split("DELEGATE:", 1)[1].strip()})
+    if "SEARCH:" in text:
+        return _call("search", "web_search", {"query": text.split("SEARCH:", 1)[1].strip().splitlines()[0]})
     if "RUN:" not in text:
         return {"role": "assistant", "content": "Nothing to run."}
     command = text.split("RUN:", 1)[1].strip().splitlines()[0]

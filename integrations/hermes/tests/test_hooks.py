@@ -1,6 +1,7 @@
 """The Hermes hooks' own logic, with a recording guard in place of the
-component for what the component cannot produce yet (an `ask` verdict):
-approval rule keys and the scope an answer is recorded with.
+component, for every case a real Hermes turn does not reach in the end-to-end
+test: each offered scope against each of Hermes's answers, timeouts, other
+plugins' approvals, failures, delegation chains and the account ID.
 
     python test_hooks.py
 """
@@ -30,11 +31,15 @@ class RecordingGuard:
 
 
 class FixedRuntime:
-    def __init__(self, guard):
+    def __init__(self, guard, account_id=None):
         self._guard = guard
+        self._account_id = account_id
 
     def guard(self):
         return self._guard
+
+    def configured_account_id(self):
+        return self._account_id
 
 
 def ask(scope):
@@ -111,6 +116,35 @@ def delegation_chains_resolve_to_the_root():
     check(h.root_of("grandchild") == "grandchild", "subagent_stop forgets the link")
 
 
+def account_id_is_the_setting_else_the_profile():
+    from gateway.session_context import clear_session_vars, set_session_vars
+    from warden_plugin import settings
+
+    allow = {"decision": "allow", "rule": "tools.allow", "reason": "", "risk": "low", "scope": None,
+             "approval_key": None, "observed": None, "signals": []}
+
+    class TurnGuard(RecordingGuard):
+        def check_turn(self, turn):
+            self.calls.append(turn)
+            return {"proceed": True, "outcome": "not_configured", "rule": "not-configured", "append_context": None}
+
+    def account(runtime_account, profile=""):
+        g = TurnGuard(allow)
+        tokens = set_session_vars(platform="telegram", user_id="U1", profile=profile) if profile else None
+        try:
+            Hooks(FixedRuntime(g, runtime_account)).pre_llm_call(session_id="s1", user_message="hi",
+                                                                  platform="telegram", sender_id="U1")
+        finally:
+            if tokens is not None:
+                clear_session_vars(tokens)
+        return g.calls[-1]["identity"]["account_id"]
+
+    check(account("acme-bot") == "acme-bot", "the account_id setting names the account")
+    check(account("acme-bot", profile="work") == "acme-bot", "even when the gateway bound a profile to the turn")
+    check(account(None, profile="work") == "work", "without it, the profile the gateway bound to the turn")
+    check(account(None) == settings.profile_account() and account(None), f"else this process's Hermes profile ({account(None)!r})")
+
+
 if __name__ == "__main__":
     c = Checks()
     c.run("ask: approve directive, rule key bound to the offered scope", approve_directive_and_rule_keys)
@@ -118,4 +152,5 @@ if __name__ == "__main__":
     c.run("ask: other approvals are left alone", other_plugins_approvals_are_ignored)
     c.run("deny and plugin failure become blocks; turns fail open", deny_and_failure_become_blocks)
     c.run("delegation chains resolve to the root session", delegation_chains_resolve_to_the_root)
+    c.run("the account ID is the account_id setting, else the Hermes profile", account_id_is_the_setting_else_the_profile)
     sys.exit(c.done())

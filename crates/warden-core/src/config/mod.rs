@@ -73,12 +73,17 @@ impl Config {
         };
         let schema = r.optional_string(&obj, "$schema", reader::Text::non_blank(2048));
         let debug = r.bool(&obj, "debug", false);
-        let destinations =
-            r.list(&obj, "destinations", MAX_DESTINATIONS, destinations::read_destination).unwrap_or_default();
-        r.unique(
-            destinations.iter().enumerate().map(|(i, d)| (format!("destinations[{i}].name"), d.name.as_str())),
-            "destination name",
-        );
+        let destinations = r
+            .unique_list(
+                &obj,
+                "destinations",
+                MAX_DESTINATIONS,
+                destinations::read_destination,
+                "destination name",
+                ".name",
+                |d| d.name.clone(),
+            )
+            .unwrap_or_default();
         let section = r.section(&obj, "pin", PinConfig::FIELDS);
         let pin = PinConfig::read(&mut r, section);
         let section = r.section(&obj, "safety", SafetyConfig::FIELDS);

@@ -254,8 +254,47 @@ impl Reader {
         obj: &Obj<'v>,
         key: &str,
         max: usize,
-        mut item: impl FnMut(&mut Reader, Node<'v>) -> Option<T>,
+        item: impl FnMut(&mut Reader, Node<'v>) -> Option<T>,
     ) -> Option<Vec<T>> {
+        self.list_with_paths(obj, key, max, item).map(|items| items.into_iter().map(|(_, v)| v).collect())
+    }
+
+    /// Reads an optional list whose items must be unique by `id` (`what`
+    /// names it in the error). A duplicate is reported at its own item's
+    /// path followed by `field` (such as `.name`, or empty), naming where the
+    /// first one is: paths count every item of the document, read or not.
+    #[expect(clippy::too_many_arguments, reason = "each argument names a different part of the rule")]
+    pub fn unique_list<'v, T>(
+        &mut self,
+        obj: &Obj<'v>,
+        key: &str,
+        max: usize,
+        item: impl FnMut(&mut Reader, Node<'v>) -> Option<T>,
+        what: &str,
+        field: &str,
+        id: impl Fn(&T) -> String,
+    ) -> Option<Vec<T>> {
+        let items = self.list_with_paths(obj, key, max, item)?;
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for (path, value) in &items {
+            let key = id(value);
+            let path = format!("{path}{field}");
+            if let Some(first) = seen.get(&key) {
+                self.error(path, format!("duplicate {what} `{}`; first used at {first}", shorten(&key)));
+            } else {
+                seen.insert(key, path);
+            }
+        }
+        Some(items.into_iter().map(|(_, v)| v).collect())
+    }
+
+    fn list_with_paths<'v, T>(
+        &mut self,
+        obj: &Obj<'v>,
+        key: &str,
+        max: usize,
+        mut item: impl FnMut(&mut Reader, Node<'v>) -> Option<T>,
+    ) -> Option<Vec<(String, T)>> {
         let node = obj.get(key)?;
         let Value::Array(values) = node.value else {
             self.error(node.path, format!("must be a list, got `{}`", shown(node.value)));
@@ -266,24 +305,12 @@ impl Reader {
         }
         let mut out = Vec::with_capacity(values.len().min(max));
         for (i, value) in values.iter().enumerate() {
-            let child = Node { path: format!("{}[{i}]", node.path), value };
-            if let Some(v) = item(self, child) {
-                out.push(v);
+            let path = format!("{}[{i}]", node.path);
+            if let Some(v) = item(self, Node { path: path.clone(), value }) {
+                out.push((path, v));
             }
         }
         Some(out)
-    }
-
-    /// Reports a duplicate among `ids`, each with its path.
-    pub fn unique<'a>(&mut self, ids: impl IntoIterator<Item = (String, &'a str)>, what: &str) {
-        let mut seen: BTreeMap<&str, String> = BTreeMap::new();
-        for (path, id) in ids {
-            if let Some(first) = seen.get(id) {
-                self.error(path, format!("duplicate {what} `{}`; first used at {first}", shorten(id)));
-            } else {
-                seen.insert(id, path);
-            }
-        }
     }
 }
 

@@ -215,12 +215,10 @@ pub fn read_classifier(r: &mut Reader, node: Node<'_>, destinations: &[Destinati
             format!("`{}` is not a configured destination; destinations: {known}", shorten(name)),
         );
     }
-    let allowed_models = r.list(&obj, "allowedModels", MAX_ALLOWED_MODELS, |r, n| r.string_value(&n, MODEL));
-    let allowed_models = allowed_models.unwrap_or_default();
-    r.unique(
-        allowed_models.iter().enumerate().map(|(i, m)| (format!("{}.allowedModels[{i}]", obj.path), m.as_str())),
-        "model",
-    );
+    let model_item = |r: &mut Reader, n: Node<'_>| r.string_value(&n, MODEL);
+    let allowed_models = r
+        .unique_list(&obj, "allowedModels", MAX_ALLOWED_MODELS, model_item, "model", "", |m| m.clone())
+        .unwrap_or_default();
     let model = r.required_string(&obj, "model", MODEL);
     if let Some(m) = &model
         && !is_dated_model(m)

@@ -207,19 +207,18 @@ impl GateConfig {
             );
         }
         c.min_gap_seconds = r.int(&obj, "minGapSeconds", 0..=MAX_MIN_GAP_SECONDS, 0);
-        if let Some(list) = r.list(&obj, "templates", MAX_TEMPLATES, read_template) {
-            r.unique(list.iter().enumerate().map(|(i, t)| (format!("gate.templates[{i}]"), t.as_str())), "template");
+        if let Some(list) =
+            r.unique_list(&obj, "templates", MAX_TEMPLATES, read_template, "template", "", |t| t.to_string())
+        {
             c.templates = list;
         }
-        if let Some(list) = r.list(&obj, "stopKeywords", MAX_STOP_KEYWORDS, |r, n| r.string_value(&n, KEYWORD)) {
-            if list.is_empty() {
+        let keyword = |r: &mut Reader, n: Node<'_>| r.string_value(&n, KEYWORD);
+        let upper = |k: &String| k.trim().to_uppercase();
+        if let Some(list) = r.unique_list(&obj, "stopKeywords", MAX_STOP_KEYWORDS, keyword, "stop keyword", "", upper) {
+            if list.is_empty() && obj.get("stopKeywords").is_some_and(|n| n.value.as_array().is_some_and(Vec::is_empty))
+            {
                 r.error(obj.path_of("stopKeywords"), "must name at least one keyword");
             }
-            let upper: Vec<String> = list.iter().map(|k| k.trim().to_uppercase()).collect();
-            r.unique(
-                upper.iter().enumerate().map(|(i, k)| (format!("gate.stopKeywords[{i}]"), k.as_str())),
-                "stop keyword",
-            );
             c.stop_keywords = list;
         }
         c.ledger_secret = obj.get("ledgerSecret").and_then(|node| read_secret(r, &node));

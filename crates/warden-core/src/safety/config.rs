@@ -308,11 +308,9 @@ impl SafetyConfig {
         );
         let excluded_channels =
             r.list(&obj, "excludedChannels", MAX_EXCLUDED_CHANNELS, read_channel).unwrap_or_default();
-        let scenarios = r.list(&obj, "scenarios", MAX_SCENARIOS, read_scenario).unwrap_or_default();
-        r.unique(
-            scenarios.iter().enumerate().map(|(i, s)| (format!("{}[{i}].id", obj.path_of("scenarios")), s.id.as_str())),
-            "scenario id",
-        );
+        let scenarios = r
+            .unique_list(&obj, "scenarios", MAX_SCENARIOS, read_scenario, "scenario id", ".id", |s| s.id.clone())
+            .unwrap_or_default();
         let classifier = obj.get("classifier").and_then(|node| read_classifier(r, node, destinations));
         SafetyConfig {
             enabled,

@@ -265,23 +265,20 @@ impl ToolsConfig {
             config.writable_paths = globs;
         }
         config.builtin_taxonomy = r.bool(&obj, "builtinTaxonomy", true);
-        if let Some(entries) = r.list(&obj, "taxonomy", MAX_TAXONOMY, read_entry) {
-            r.unique(
-                entries.iter().enumerate().map(|(i, e)| (format!("tools.taxonomy[{i}].tool"), e.tool.as_str())),
-                "tool",
-            );
+        if let Some(entries) =
+            r.unique_list(&obj, "taxonomy", MAX_TAXONOMY, read_entry, "tool", ".tool", |e| e.tool.clone())
+        {
             config.taxonomy = entries;
         }
         config.builtin_inputs = r.bool(&obj, "builtinInputs", true);
-        if let Some(schemas) = r.list(&obj, "inputs", MAX_SCHEMAS, read_schema) {
-            r.unique(
-                schemas.iter().enumerate().map(|(i, s)| (format!("tools.inputs[{i}].tool"), s.tool.as_str())),
-                "tool",
-            );
+        if let Some(schemas) =
+            r.unique_list(&obj, "inputs", MAX_SCHEMAS, read_schema, "tool", ".tool", |s| s.tool.clone())
+        {
             config.inputs = schemas;
         }
-        if let Some(kinds) = r.list(&obj, "askKinds", Kind::ALL.len(), read_kind) {
-            r.unique(kinds.iter().enumerate().map(|(i, k)| (format!("tools.askKinds[{i}]"), k.as_str())), "kind");
+        if let Some(kinds) =
+            r.unique_list(&obj, "askKinds", Kind::ALL.len(), read_kind, "kind", "", |k| k.as_str().to_string())
+        {
             config.ask_kinds = kinds;
         }
         if let Some(tools) = r.list(&obj, "askTools", MAX_ASK_TOOLS, |r, n| r.string_value(&n, NAME)) {
@@ -388,7 +385,7 @@ fn read_entry(r: &mut Reader, node: Node<'_>) -> Option<ToolEntry> {
 fn read_schema(r: &mut Reader, node: Node<'_>) -> Option<InputSchema> {
     let obj = r.object(&node, &["tool", "fields"])?;
     let tool = r.required_string(&obj, "tool", NAME);
-    let fields = match r.list(&obj, "fields", MAX_FIELDS, read_field) {
+    let fields = match r.unique_list(&obj, "fields", MAX_FIELDS, read_field, "field", ".name", |f| f.name.clone()) {
         Some(f) => f,
         None => {
             if obj.get("fields").is_none() {
@@ -397,10 +394,6 @@ fn read_schema(r: &mut Reader, node: Node<'_>) -> Option<InputSchema> {
             return None;
         }
     };
-    r.unique(
-        fields.iter().enumerate().map(|(i, f)| (format!("{}.fields[{i}].name", obj.path), f.name.as_str())),
-        "field",
-    );
     Some(InputSchema { tool: tool?, fields })
 }
 
