@@ -132,7 +132,8 @@ function register(api) {
     "before_tool_call",
     async (event, ctx) => {
       const g = getGuard();
-      const call = map.toolCall(event, ctx, { nowMs: now(), cwd: workspaces.get(ctx?.sessionKey) });
+      const cwd = map.toolCwd(api.config, ctx?.agentId, workspaces.get(ctx?.sessionKey), env.HOME);
+      const call = map.toolCall(event, ctx, { nowMs: now(), cwd });
       let verdict = await g.checkToolCall(call);
       // A run whose reply pin could not be recorded gets no tool call the
       // guard would allow: pinning fails closed.

@@ -95,6 +95,29 @@ export function queueMode(config, providerId) {
   return QUEUE_MODES.has(mode) ? mode : undefined;
 }
 
+function expandHome(p, home) {
+  if (typeof p !== "string" || p.trim() === "") return undefined;
+  if (p === "~") return home ?? p;
+  return p.startsWith("~/") && home ? `${home.replace(/\/+$/, "")}/${p.slice(2)}` : p;
+}
+
+/**
+ * The directory an agent's tools run in, for relative paths: OpenClaw's
+ * `agents.entries.<id>.cwd`, else `agents.defaults.cwd`, else the workspace the
+ * prompt hook reported for the session, else the configured workspace.
+ */
+export function toolCwd(config, agentId, sessionWorkspace, home) {
+  const agents = config?.agents ?? {};
+  const entry = agentId ? agents.entries?.[agentId] : undefined;
+  return (
+    expandHome(entry?.cwd, home) ??
+    expandHome(agents.defaults?.cwd, home) ??
+    nonEmpty(sessionWorkspace) ??
+    expandHome(entry?.workspace, home) ??
+    expandHome(agents.defaults?.workspace, home)
+  );
+}
+
 /** `turn-start` for a prompt build, or undefined when the run has no session. */
 export function turnStart(ctx, nowMs) {
   const sessionId = nonEmpty(ctx?.sessionKey);

@@ -136,6 +136,16 @@ test("a_delivery_becomes_an_outbound_message_without_the_provider_prefix", () =>
   });
 });
 
+test("tools_run_in_the_agents_cwd_else_its_workspace", () => {
+  const config = { agents: { defaults: { workspace: "~/.openclaw/workspace" }, entries: { coder: { cwd: "~/app" }, ops: { workspace: "/srv/ops" } } } };
+  assert.equal(map.toolCwd(config, "coder", "/ws", "/home/me"), "/home/me/app");
+  assert.equal(map.toolCwd(config, "main", "/ws", "/home/me"), "/ws", "the prompt hook's workspace");
+  assert.equal(map.toolCwd(config, "ops", undefined, "/home/me"), "/srv/ops");
+  assert.equal(map.toolCwd(config, "main", undefined, "/home/me"), "/home/me/.openclaw/workspace");
+  assert.equal(map.toolCwd({ agents: { defaults: { cwd: "/repo", workspace: "/w" } } }, "main", "/w", "/h"), "/repo");
+  assert.equal(map.toolCwd({}, "main", undefined, "/h"), undefined);
+});
+
 test("the_queue_mode_is_the_channels_then_the_global_then_steer", () => {
   const config = { messages: { queue: { mode: "collect", byChannel: { telegram: "followup", odd: "bogus" } } } };
   assert.equal(map.queueMode(config, "telegram"), "followup");
