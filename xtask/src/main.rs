@@ -132,6 +132,8 @@ fn test() -> Result<()> {
         "warden-component",
         "--package",
         "hostile-guest",
+        "--package",
+        "guest-rt",
         "--target",
         GUEST_TARGET,
         "--",

@@ -9,6 +9,9 @@
 
 extern crate alloc;
 
+// The allocator, panic handler and canonical ABI entry points of a no_std guest.
+use guest_rt as _;
+
 mod convert;
 mod ports;
 
@@ -27,51 +30,6 @@ wit_bindgen::generate!({
     world: "guard",
     path: "../../wit",
 });
-
-#[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
-
-/// A guest panic is a bug; trapping hands it to the host, which discards the
-/// instance and answers with the running check's failure mode.
-#[cfg(target_arch = "wasm32")]
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    core::arch::wasm32::unreachable()
-}
-
-// `memcmp` and friends come from wasi-libc's self-contained libc, which has
-// no imports of its own; nothing else of libc is linked.
-#[link(name = "c")]
-unsafe extern "C" {}
-
-/// The canonical ABI's allocator entry point. On wasm32-wasip2 it normally
-/// comes from `std`; a `no_std` component exports its own over the global
-/// allocator.
-///
-/// # Safety
-/// Called only by the component model's lifting and lowering code, with a
-/// pointer and sizes it obtained from earlier calls.
-#[cfg(target_arch = "wasm32")]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cabi_realloc(old_ptr: *mut u8, old_len: usize, align: usize, new_len: usize) -> *mut u8 {
-    use alloc::alloc::{Layout, alloc, realloc};
-    if new_len == 0 {
-        return align as *mut u8;
-    }
-    // SAFETY: the canonical ABI passes a power-of-two alignment and, for a
-    // reallocation, the pointer and size of an earlier allocation.
-    let ptr = unsafe {
-        if old_len == 0 {
-            alloc(Layout::from_size_align_unchecked(new_len, align))
-        } else {
-            realloc(old_ptr, Layout::from_size_align_unchecked(old_len, align), new_len)
-        }
-    };
-    if ptr.is_null() {
-        core::arch::wasm32::unreachable();
-    }
-    ptr
-}
 
 /// The active policy of this instance.
 struct Active(RefCell<Option<Warden>>);

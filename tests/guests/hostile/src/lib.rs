@@ -7,6 +7,9 @@
 
 extern crate alloc;
 
+// The allocator, panic handler and canonical ABI entry points of a no_std guest.
+use guest_rt as _;
+
 use alloc::string::String;
 use alloc::vec::Vec;
 use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
@@ -17,40 +20,6 @@ use exports::warden::guard::policy::{
 use warden::guard::types::{Decision, PolicyError, Risk, Verdict};
 
 wit_bindgen::generate!({ world: "guard", path: "../../../wit" });
-
-#[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
-
-#[link(name = "c")]
-unsafe extern "C" {}
-
-#[cfg(target_arch = "wasm32")]
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    core::arch::wasm32::unreachable()
-}
-
-/// # Safety
-/// Called by the canonical ABI only.
-#[cfg(target_arch = "wasm32")]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cabi_realloc(old_ptr: *mut u8, old_len: usize, align: usize, new_len: usize) -> *mut u8 {
-    use alloc::alloc::{Layout, alloc, realloc};
-    if new_len == 0 {
-        return align as *mut u8;
-    }
-    let ptr = unsafe {
-        if old_len == 0 {
-            alloc(Layout::from_size_align_unchecked(new_len, align))
-        } else {
-            realloc(old_ptr, Layout::from_size_align_unchecked(old_len, align), new_len)
-        }
-    };
-    if ptr.is_null() {
-        core::arch::wasm32::unreachable();
-    }
-    ptr
-}
 
 fn spin() -> ! {
     let mut n: u64 = 0;
