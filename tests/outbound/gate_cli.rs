@@ -171,6 +171,35 @@ fn every_gate_command_changes_the_ledger_as_it_says() {
 }
 
 #[test]
+fn a_reply_that_is_a_stop_keyword_opts_the_recipient_out_on_every_channel() {
+    let db = TempDb::new();
+    let gate = json!({"ownerOffset": "+00:00", "templates": ["Thanks!"], "stopKeywords": ["STOP", "Arrêt"]});
+    let config = write_config(db.dir.path(), "config.json", &json!({ "gate": gate }));
+    let db_path = db.path().display().to_string();
+    let p = ["--config", config.as_str(), "--db", db_path.as_str()];
+    let gate = |args: &[&str]| parsed(&ok(warden(&[&["gate"], args, &p[..]].concat(), "")));
+    let rule = |to: &str, channel: &str| {
+        let request = json!({"channel": channel, "recipient": to, "body": "Thanks!", "nowMs": at("12:00", 0)});
+        let v = parsed(&ok(warden(&[&["check", "outbound"], &p[..]].concat(), &request.to_string())));
+        v["rule"].as_str().unwrap_or_default().to_string()
+    };
+    for to in ["+15550100", "+15550101", "+15550102"] {
+        gate(&["consent", "sms", to]);
+        gate(&["consent", "email", to]);
+    }
+    // Not a keyword: a reply that only mentions one.
+    assert_eq!(gate(&["reply", "sms", "+15550100", "--text", "please stop calling at night"])["optedOut"], false);
+    assert_eq!(rule("+15550100", "sms"), "gate.routine");
+    assert_eq!(gate(&["reply", "sms", "+15550101", "--text", " stop\n"])["optedOut"], true);
+    assert_eq!(gate(&["record", "sms", "+15550102", "reply", "--text", "ARRÊT"])["optedOut"], true);
+    for to in ["+15550101", "+15550102"] {
+        assert_eq!((rule(to, "sms"), rule(to, "email")), ("gate.opted-out".into(), "gate.opted-out".into()));
+    }
+    let raw = std::fs::read(db.path()).expect("db");
+    assert!(!raw.windows(5).any(|w| w == b"night"), "the reply's text is not stored");
+}
+
+#[test]
 fn bad_gate_input_gets_one_line_naming_the_field_and_writes_nothing() {
     let db = TempDb::new();
     let config = gate_config(db.dir.path());
@@ -192,6 +221,7 @@ fn bad_gate_input_gets_one_line_naming_the_field_and_writes_nothing() {
         (&["optout", ""], "recipient:"),
         (&["reply", "sms", "+15550100", " "], "thread: must be 1 to 256 characters"),
         (&["record", "sms", "+15550100", "sent", ""], "thread: must be 1 to 256 characters"),
+        (&["record", "sms", "+15550100", "sent", "--text", "STOP"], "text: only a `reply` has text, not `sent`"),
     ];
     let mut all: Vec<(Vec<&str>, &str)> = cases
         .iter()

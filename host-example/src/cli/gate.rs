@@ -10,6 +10,11 @@
 //!
 //! Recipients are never printed back: the ledger holds keyed hashes of them,
 //! and `log` shows those.
+//!
+//! The gate reads no inbound traffic, so `gate.stopKeywords` is the host's to
+//! apply: `reply --text` and `record ... reply --text` opt the recipient out
+//! when the reply is one of them (the whole reply, trimmed, in any case). The
+//! text is compared and dropped, never stored.
 
 use super::{Failure, HostArgs, Policy, print_json, read_config, start};
 use crate::bindings::exports::warden::guard::gate::{GateStatus, LedgerEntry};
@@ -26,6 +31,8 @@ pub const DEFAULT_LOG_LIMIT: u32 = 20;
 pub const MAX_LOG_LIMIT: u32 = 50;
 /// Hex digits of a keyed hash shown in the log table (`--json` has them all).
 pub const SHOWN_HASH_CHARS: usize = 12;
+/// The stop keyword when `gate.stopKeywords` is not set (the component's default).
+pub const DEFAULT_STOP_KEYWORD: &str = "STOP";
 
 #[derive(Subcommand, Debug)]
 pub(super) enum GateCommand {
@@ -78,6 +85,9 @@ pub(super) enum GateCommand {
         recipient: String,
         /// The thread [default: the recipient's messages without a thread].
         thread: Option<String>,
+        /// The reply's text: one of `gate.stopKeywords` also opts the recipient out. Never stored.
+        #[arg(long)]
+        text: Option<String>,
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
         now_ms: Option<u64>,
@@ -91,7 +101,6 @@ pub(super) enum GateCommand {
         /// The recipient.
         recipient: String,
         /// `name=value;name=value` (values are exact and cannot hold `;`); an empty argument clears them.
-        #[arg(allow_hyphen_values = true)]
         pairs: String,
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
@@ -109,6 +118,9 @@ pub(super) enum GateCommand {
         outcome: String,
         /// The thread, if any.
         thread: Option<String>,
+        /// For `reply`, the reply's text: one of `gate.stopKeywords` also opts the recipient out. Never stored.
+        #[arg(long)]
+        text: Option<String>,
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
         now_ms: Option<u64>,
@@ -139,48 +151,56 @@ pub(super) fn run(host: &HostArgs, command: GateCommand, stdout: &mut dyn Write)
     match command {
         GateCommand::Consent { policy, channel, recipient, offset, how, now_ms } => {
             let offset = offset.filter(|o| o != "-");
-            let runtime = open(host, &policy)?;
+            let (runtime, _) = open(host, &policy)?;
             runtime
                 .gate(|g, s| g.call_consent(s, &channel, &recipient, offset.as_deref(), how.as_deref(), now(now_ms)))
                 .map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "consent", "channel": channel}))
         }
         GateCommand::Optout { policy, recipient, now_ms } => {
-            let runtime = open(host, &policy)?;
+            let (runtime, _) = open(host, &policy)?;
             runtime.gate(|g, s| g.call_opt_out(s, &recipient, now(now_ms))).map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "optout"}))
         }
         GateCommand::Revoke { policy, channel, recipient, now_ms } => {
-            let runtime = open(host, &policy)?;
+            let (runtime, _) = open(host, &policy)?;
             let had = runtime.gate(|g, s| g.call_revoke(s, &channel, &recipient, now(now_ms))).map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "revoke", "channel": channel, "hadConsent": had}))
         }
-        GateCommand::Reply { policy, channel, recipient, thread, now_ms } => {
-            let runtime = open(host, &policy)?;
-            runtime
-                .gate(|g, s| g.call_reply(s, &channel, &recipient, thread.as_deref(), now(now_ms)))
-                .map_err(failure)?;
-            print_json(stdout, &serde_json::json!({"recorded": "reply", "channel": channel, "thread": thread}))
+        GateCommand::Reply { policy, channel, recipient, thread, text, now_ms } => {
+            let (runtime, config) = open(host, &policy)?;
+            let now = now(now_ms);
+            runtime.gate(|g, s| g.call_reply(s, &channel, &recipient, thread.as_deref(), now)).map_err(failure)?;
+            let opted_out = stop_if_asked(&runtime, &config, &recipient, text.as_deref(), now)?;
+            let answer =
+                serde_json::json!({"recorded": "reply", "channel": channel, "thread": thread, "optedOut": opted_out});
+            print_json(stdout, &answer)
         }
         GateCommand::Variables { policy, channel, recipient, pairs, now_ms } => {
             let variables = parse_variables(&pairs)?;
-            let runtime = open(host, &policy)?;
+            let (runtime, _) = open(host, &policy)?;
             runtime
                 .gate(|g, s| g.call_set_variables(s, &channel, &recipient, &variables, now(now_ms)))
                 .map_err(failure)?;
             let names: Vec<&str> = variables.iter().map(|(n, _)| n.as_str()).collect();
             print_json(stdout, &serde_json::json!({"recorded": "variables", "channel": channel, "names": names}))
         }
-        GateCommand::Record { policy, channel, recipient, outcome, thread, now_ms } => {
+        GateCommand::Record { policy, channel, recipient, outcome, thread, text, now_ms } => {
             let delivery = parse_outcome(&outcome)?;
-            let runtime = open(host, &policy)?;
-            let report = OutcomeReport { channel: channel.clone(), recipient, delivery, thread, now_ms: now(now_ms) };
+            if text.is_some() && delivery != Delivery::Reply {
+                return Err(Failure::invalid(format!("text: only a `reply` has text, not `{outcome}`")));
+            }
+            let (runtime, config) = open(host, &policy)?;
+            let now = now(now_ms);
+            let report = OutcomeReport { channel: channel.clone(), recipient, delivery, thread, now_ms: now };
             runtime.record_outcome(&report).map_err(failure)?;
-            print_json(stdout, &serde_json::json!({"recorded": outcome, "channel": channel, "thread": report.thread}))
+            let opted_out = stop_if_asked(&runtime, &config, &report.recipient, text.as_deref(), now)?;
+            let answer = serde_json::json!({"recorded": outcome, "channel": channel, "thread": report.thread, "optedOut": opted_out});
+            print_json(stdout, &answer)
         }
         GateCommand::Log { policy, limit, json } => {
             let limit = parse_limit(limit.as_deref())?;
-            let runtime = open(host, &policy)?;
+            let (runtime, _) = open(host, &policy)?;
             let entries = runtime.gate(|g, s| g.call_log(s, limit)).map_err(failure)?;
             if json {
                 let entries: Vec<LedgerEntryJson> = entries.iter().map(Into::into).collect();
@@ -190,15 +210,16 @@ pub(super) fn run(host: &HostArgs, command: GateCommand, stdout: &mut dyn Write)
             }
         }
         GateCommand::Status { policy, json } => {
-            let runtime = open(host, &policy)?;
+            let (runtime, _) = open(host, &policy)?;
             let status = runtime.gate(|g, s| g.call_status(s)).map_err(failure)?;
             if json { print_json(stdout, &GateStatusJson::from(&status)) } else { write_out(stdout, &summary(&status)) }
         }
     }
 }
 
-/// Starts the runtime and makes sure the configuration turns the gate on.
-fn open(host: &HostArgs, policy: &Policy) -> Result<Runtime, Failure> {
+/// Starts the runtime and makes sure the configuration turns the gate on;
+/// returns the configuration text the component accepted with it.
+fn open(host: &HostArgs, policy: &Policy) -> Result<(Runtime, String), Failure> {
     let config = read_config(&policy.config)?;
     let runtime = start(host, &config, &policy.db)?;
     let active = runtime.report().checks.iter().any(|c| c.check == "gate" && c.active);
@@ -208,7 +229,37 @@ fn open(host: &HostArgs, policy: &Policy) -> Result<Runtime, Failure> {
             policy.config.display()
         )));
     }
-    Ok(runtime)
+    Ok((runtime, config))
+}
+
+/// `gate.stopKeywords` of a configuration the component accepted (default `STOP`).
+fn stop_keywords(config: &str) -> Vec<String> {
+    let parsed: serde_json::Value = serde_json::from_str(config).unwrap_or_default();
+    match parsed.pointer("/gate/stopKeywords").and_then(serde_json::Value::as_array) {
+        Some(list) => list.iter().filter_map(serde_json::Value::as_str).map(String::from).collect(),
+        None => vec![DEFAULT_STOP_KEYWORD.to_string()],
+    }
+}
+
+/// Whether a reply is a stop keyword: the whole reply, trimmed, in any case.
+pub fn is_stop_keyword(keywords: &[String], reply: &str) -> bool {
+    let reply = reply.trim().to_uppercase();
+    keywords.iter().any(|k| k.trim().to_uppercase() == reply)
+}
+
+/// Opts the recipient out when the reply's text is a stop keyword; says whether it did.
+fn stop_if_asked(
+    runtime: &Runtime,
+    config: &str,
+    recipient: &str,
+    text: Option<&str>,
+    now_ms: u64,
+) -> Result<bool, Failure> {
+    if !text.is_some_and(|t| is_stop_keyword(&stop_keywords(config), t)) {
+        return Ok(false);
+    }
+    runtime.gate(|g, s| g.call_opt_out(s, recipient, now_ms)).map_err(failure)?;
+    Ok(true)
 }
 
 /// Invalid input is the caller's to fix (exit 2); anything else is a failure to run.
@@ -407,6 +458,18 @@ mod tests {
         assert_eq!(parse_outcome("reply").ok(), Some(Delivery::Reply));
         let message = parse_outcome("delivered").err().map(|f| f.message).unwrap_or_default();
         assert_eq!(message, "outcome: must be `sent`, `failed` or `reply`, got `delivered`");
+    }
+
+    #[test]
+    fn a_stop_keyword_is_the_whole_reply_in_any_case() {
+        let configured = stop_keywords(r#"{"gate": {"ownerOffset": "+00:00", "stopKeywords": ["STOP", "Arrêt"]}}"#);
+        assert_eq!(configured, ["STOP", "Arrêt"]);
+        assert_eq!(stop_keywords(r#"{"gate": {"ownerOffset": "+00:00"}}"#), ["STOP"]);
+        for (reply, stop) in
+            [(" stop\n", true), ("ARRÊT", true), ("stop please", false), ("unstop", false), ("", false)]
+        {
+            assert_eq!(is_stop_keyword(&configured, reply), stop, "{reply:?}");
+        }
     }
 
     #[test]
