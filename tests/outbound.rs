@@ -3,6 +3,8 @@
 //! The table files are the core's own (`crates/warden-core/testdata`), so the
 //! component is held to exactly the cases the core is tested with.
 
+#[path = "outbound/approvals.rs"]
+mod approvals;
 #[path = "outbound/classifier.rs"]
 mod classifier;
 #[path = "outbound/dlp_strings.rs"]
