@@ -8,6 +8,7 @@
 //! missing required field is refused with the field's path, before anything
 //! reaches the component or storage.
 
+use crate::bindings::exports::warden::guard::gate;
 use crate::bindings::exports::warden::guard::policy as wit;
 use crate::bindings::warden::guard::types as t;
 use serde::{Deserialize, Serialize};
@@ -648,6 +649,63 @@ impl From<&wit::DiagnosticsReport> for DiagnosticsJson {
             checks: checks(&d.checks),
             counters: d.counters.iter().map(|c| (c.name.clone(), c.value)).collect(),
             warnings: d.warnings.clone(),
+        }
+    }
+}
+
+/// `ledger-entry` of the `gate` interface. Recipients and bodies are keyed hashes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerEntryJson {
+    pub at_ms: u64,
+    pub event: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    pub recipient_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_hash: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+impl From<&gate::LedgerEntry> for LedgerEntryJson {
+    fn from(e: &gate::LedgerEntry) -> Self {
+        LedgerEntryJson {
+            at_ms: e.at_ms,
+            event: e.event.clone(),
+            channel: e.channel.clone(),
+            recipient_hash: e.recipient_hash.clone(),
+            body_hash: e.body_hash.clone(),
+            thread: e.thread.clone(),
+            decision: e.decision.clone(),
+            rule: e.rule.clone(),
+        }
+    }
+}
+
+/// `gate-status`. Decisions are an object from `pass`, `approve` and `block` to counts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct GateStatusJson {
+    pub consents: u64,
+    pub opt_outs: u64,
+    pub open_threads: u64,
+    pub entries: u64,
+    pub decisions: std::collections::BTreeMap<String, u64>,
+}
+
+impl From<&gate::GateStatus> for GateStatusJson {
+    fn from(s: &gate::GateStatus) -> Self {
+        GateStatusJson {
+            consents: s.consents,
+            opt_outs: s.opt_outs,
+            open_threads: s.open_threads,
+            entries: s.entries,
+            decisions: s.decisions.iter().cloned().collect(),
         }
     }
 }

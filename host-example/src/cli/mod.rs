@@ -2,6 +2,7 @@
 //! streams, so tests drive exactly what users run.
 
 mod demo;
+mod gate;
 
 use crate::json::{self, VerdictJson};
 use crate::runtime::{ComponentSource, Level, Limits, LogSink, Runtime, RuntimeOptions};
@@ -191,6 +192,11 @@ enum Command {
         /// The server command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<OsString>,
+    },
+    /// The consent gate's ledger: consents, opt-outs, replies, variables, outcomes, the log and a summary.
+    Gate {
+        #[command(subcommand)]
+        command: gate::GateCommand,
     },
     /// Play a bundled session and print each decision.
     Demo {
@@ -457,6 +463,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
                 .map_err(|e| Failure::failed(format!("the MCP proxy stopped: {e}")))?;
             if code == 0 { Ok(()) } else { Err(Failure::failed(format!("the MCP server exited with code {code}"))) }
         }
+        Command::Gate { command } => gate::run(&host, command, stdout),
         Command::Demo { db } => demo::run(&host, db, stdout),
     }
 }
