@@ -52,36 +52,48 @@ fn invalid_input(result: Result<(), CallError>) -> String {
     }
 }
 
+/// Threads the table is spread over: each case waits mostly on SQLite creating its fresh file.
+const TABLE_THREADS: usize = 4;
+
+/// Runs one case of the table on fresh storage; `Err` describes a wrong verdict.
+fn table_case(config: &str, default_cwd: Option<&str>, i: usize, case: &Value) -> Result<(), String> {
+    let db = TempDb::new();
+    let rt = runtime(config, db.open());
+    let mut c = tool_call(case["tool"].as_str().expect("tool"), case["args"].clone(), SESSION, T0);
+    c.session_id = None;
+    c.cwd = case["cwd"].as_str().or(default_cwd).map(str::to_string);
+    c.derived_paths = case["derivedPaths"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    let v = rt.check_tool_call(&c);
+    let want = (case["expect"]["decision"].as_str().unwrap_or(""), case["expect"]["rule"].as_str().unwrap_or(""));
+    if decided(&v) == want {
+        return Ok(());
+    }
+    Err(format!("case {i} {} {}: want {want:?}, got {:?}: {}", c.tool_name, c.arguments, decided(&v), v.reason))
+}
+
 #[test]
 fn every_tool_call_in_the_shared_table_gets_its_decision_and_rule_through_the_component() {
     let doc: Value = serde_json::from_str(TABLE).expect("the table is JSON");
     let config = doc["config"].to_string();
-    let default_cwd = doc["cwd"].as_str().map(str::to_string);
+    let default_cwd = doc["cwd"].as_str();
     let cases = doc["cases"].as_array().expect("cases");
-    let mut failures = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
-        // Each case runs on fresh storage, as the table says.
-        let db = TempDb::new();
-        let rt = runtime(&config, db.open());
-        let mut c = tool_call(case["tool"].as_str().expect("tool"), case["args"].clone(), SESSION, T0);
-        c.session_id = None;
-        c.cwd = case["cwd"].as_str().map(str::to_string).or_else(|| default_cwd.clone());
-        c.derived_paths = case["derivedPaths"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
-            .unwrap_or_default();
-        let v = rt.check_tool_call(&c);
-        let want = (case["expect"]["decision"].as_str().unwrap_or(""), case["expect"]["rule"].as_str().unwrap_or(""));
-        if decided(&v) != want {
-            failures.push(format!(
-                "case {i} {} {}: want {want:?}, got {:?}: {}",
-                c.tool_name,
-                c.arguments,
-                decided(&v),
-                v.reason
-            ));
-        }
-    }
+    // Each case runs on fresh storage (its own SQLite file and runtime), as the table says.
+    let mut failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..TABLE_THREADS)
+            .map(|t| {
+                let config = config.as_str();
+                scope.spawn(move || {
+                    let mine = cases.iter().enumerate().skip(t).step_by(TABLE_THREADS);
+                    mine.filter_map(|(i, case)| table_case(config, default_cwd, i, case).err()).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("a table worker")).collect()
+    });
+    failures.sort();
     println!("tool-call table through the component: {} cases, {} failed", cases.len(), failures.len());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(cases.len() >= MIN_CASES, "the table must hold at least {MIN_CASES} cases");
