@@ -87,6 +87,16 @@ impl TempDb {
         let conn = rusqlite::Connection::open(self.path()).expect("open");
         conn.query_row("SELECT count(*) FROM records", [], |r| r.get(0)).ok()
     }
+
+    /// Number of records in one namespace, or 0 if the database does not exist.
+    pub fn records_in(&self, namespace: &str) -> i64 {
+        if !self.path().exists() {
+            return 0;
+        }
+        let conn = rusqlite::Connection::open(self.path()).expect("open");
+        conn.query_row("SELECT count(*) FROM records WHERE namespace = ?1", [namespace], |r| r.get(0))
+            .expect("count records")
+    }
 }
 
 impl Default for TempDb {
@@ -148,4 +158,29 @@ pub fn pin(session: &str, run: &str, chat: &str, label: &str, now_ms: u64) -> Tu
 /// The decision's name and the rule, for assertions that check both.
 pub fn decided(v: &Verdict) -> (&'static str, &str) {
     (warden_host::json::decision_name(v.decision), v.rule.as_str())
+}
+
+/// What one in-process run of the `warden` command printed.
+pub struct CliOutput {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `warden` in-process with `args` (after the program name) and `stdin`,
+/// through its real argument parser and streams, on the shared compile cache.
+pub fn cli(args: &[&str], stdin: &str) -> CliOutput {
+    let mut argv: Vec<std::ffi::OsString> = vec!["warden".into()];
+    argv.extend(args.iter().map(Into::into));
+    argv.extend(["--cache-dir".into(), cache_dir().into_os_string()]);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = warden_host::cli::run(
+        argv,
+        warden_host::cli::Io { stdin: &mut stdin.as_bytes(), stdout: &mut out, stderr: &mut err },
+    );
+    CliOutput {
+        code,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
 }
