@@ -147,25 +147,49 @@ pub fn home_alias(path: &str) -> Option<String> {
     }
 }
 
+/// A normalized path split once into the forms globs match against, so one
+/// path can be tested against many globs without splitting it again.
+pub struct SplitPath {
+    /// Segments of an absolute path, for `/`-anchored globs.
+    rooted: Option<Vec<String>>,
+    /// Segments after `~` of the home alias, for `~/` globs.
+    home: Option<Vec<String>>,
+    /// Segments without a leading `/` or `~`, for `**/` globs.
+    body: Vec<String>,
+}
+
+fn owned_segments(text: &str) -> Vec<String> {
+    text.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect()
+}
+
+impl SplitPath {
+    pub fn new(path: &str) -> SplitPath {
+        SplitPath {
+            rooted: path.strip_prefix('/').map(owned_segments),
+            home: home_alias(path).map(|alias| owned_segments(alias.get(1..).unwrap_or_default())),
+            body: owned_segments(path.trim_start_matches(['/', '~'])),
+        }
+    }
+
+    /// Whether `glob` matches this path.
+    pub fn matches(&self, glob: &str) -> bool {
+        let (glob_body, path) = if glob.starts_with("**/") {
+            (glob, Some(&self.body))
+        } else if glob == "~" || glob.starts_with("~/") {
+            (glob.get(1..).unwrap_or_default(), self.home.as_ref())
+        } else if let Some(rest) = glob.strip_prefix('/') {
+            (rest, self.rooted.as_ref())
+        } else {
+            return false;
+        };
+        let Some(path) = path else { return false };
+        match_segments(&segments(glob_body), path, 0)
+    }
+}
+
 /// Whether `glob` matches the normalized `path`.
 pub fn glob_matches(glob: &str, path: &str) -> bool {
-    if glob.starts_with("**/") {
-        let body = path.trim_start_matches(['/', '~']);
-        return match_segments(&segments(glob), &segments(body), 0);
-    }
-    if glob == "~" || glob.starts_with("~/") {
-        let Some(alias) = home_alias(path) else {
-            return false;
-        };
-        return match_segments(&segments(&glob[1..]), &segments(&alias[1..]), 0);
-    }
-    if let Some(rest) = glob.strip_prefix('/') {
-        let Some(p) = path.strip_prefix('/') else {
-            return false;
-        };
-        return match_segments(&segments(rest), &segments(p), 0);
-    }
-    false
+    SplitPath::new(path).matches(glob)
 }
 
 fn segments(text: &str) -> Vec<&str> {
@@ -174,7 +198,7 @@ fn segments(text: &str) -> Vec<&str> {
 
 /// Segment matching with `**`; `depth` bounds the recursion, which only
 /// happens once per `**` in the glob.
-fn match_segments(glob: &[&str], path: &[&str], depth: usize) -> bool {
+fn match_segments(glob: &[&str], path: &[String], depth: usize) -> bool {
     if depth > MAX_GLOBSTARS {
         return false;
     }
@@ -186,7 +210,7 @@ fn match_segments(glob: &[&str], path: &[&str], depth: usize) -> bool {
             let rest = glob.get(g + 1..).unwrap_or(&[]);
             return (p..=path.len()).any(|start| match_segments(rest, path.get(start..).unwrap_or(&[]), depth + 1));
         }
-        let Some(&name) = path.get(p) else { return false };
+        let Some(name) = path.get(p) else { return false };
         if !wildcard(segment, name) {
             return false;
         }
@@ -199,8 +223,12 @@ fn match_segments(glob: &[&str], path: &[&str], depth: usize) -> bool {
 /// Most `**` segments one glob may have; checked when globs are configured.
 pub const MAX_GLOBSTARS: usize = 4;
 
-/// `*` and `?` within one segment, by the linear two-pointer method.
+/// `*` and `?` within one segment, by the linear two-pointer method. Most
+/// segments are literal, and those compare without allocating.
 fn wildcard(pattern: &str, text: &str) -> bool {
+    if !pattern.contains(['*', '?']) {
+        return pattern == text;
+    }
     let pattern: Vec<char> = pattern.chars().collect();
     let text: Vec<char> = text.chars().collect();
     let (mut p, mut t) = (0usize, 0usize);

@@ -32,8 +32,9 @@ pub struct Places<'a> {
 impl Places<'_> {
     /// The protected-path glob a normalized path matches, unless an exception (`!glob`) matches it too.
     pub fn protected_by(&self, path: &str) -> Option<&str> {
-        let hit = self.protected.iter().find(|g| !g.starts_with('!') && paths::glob_matches(g, path))?;
-        let excepted = self.protected.iter().filter_map(|g| g.strip_prefix('!')).any(|g| paths::glob_matches(g, path));
+        let split = paths::SplitPath::new(path);
+        let hit = self.protected.iter().find(|g| !g.starts_with('!') && split.matches(g))?;
+        let excepted = self.protected.iter().filter_map(|g| g.strip_prefix('!')).any(|g| split.matches(g));
         (!excepted).then_some(hit.as_str())
     }
 
@@ -44,7 +45,11 @@ impl Places<'_> {
             // Relative to an unknown directory: nothing to confine it to.
             return true;
         }
-        paths::is_within(path, workspace) || self.writable.iter().any(|g| paths::glob_matches(g, path))
+        if paths::is_within(path, workspace) {
+            return true;
+        }
+        let split = paths::SplitPath::new(path);
+        self.writable.iter().any(|g| split.matches(g))
     }
 
     /// Whether a normalized path is strictly inside a workspace that is
