@@ -2,27 +2,10 @@
 //! streams.
 
 use std::path::Path;
-use warden_host::cli::{EXIT_INVALID, Io, run};
+use warden_host::cli::EXIT_INVALID;
 use warden_tests::{T0, TempDb};
 
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn warden(args: &[&str], stdin: &str) -> Output {
-    let mut argv = vec!["warden".into()];
-    argv.extend(args.iter().map(Into::into));
-    argv.extend(["--cache-dir".into(), warden_tests::cache_dir().into_os_string()]);
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run(argv, Io { stdin: &mut stdin.as_bytes(), stdout: &mut out, stderr: &mut err });
-    Output {
-        code,
-        stdout: String::from_utf8_lossy(&out).into_owned(),
-        stderr: String::from_utf8_lossy(&err).into_owned(),
-    }
-}
+use warden_tests::cli as warden;
 
 fn write_config(dir: &Path, text: &str) -> String {
     let path = dir.join("config.json");

@@ -7,7 +7,6 @@
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
-use warden_host::cli::{Io, run};
 use warden_host::json::{ToolCallJson, decision_name};
 use warden_tests::{TempDb, runtime};
 
@@ -49,12 +48,8 @@ fn request(case: &Case, cwd: &str) -> Value {
 }
 
 fn cli(args: &[&str], stdin: &str) -> (i32, String) {
-    let mut argv: Vec<std::ffi::OsString> = vec!["warden".into()];
-    argv.extend(args.iter().map(Into::into));
-    argv.extend(["--cache-dir".into(), warden_tests::cache_dir().into_os_string()]);
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run(argv, Io { stdin: &mut stdin.as_bytes(), stdout: &mut out, stderr: &mut err });
-    (code, String::from_utf8_lossy(&out).into_owned())
+    let out = warden_tests::cli(args, stdin);
+    (out.code, out.stdout)
 }
 
 /// The library, the command and the hook agree with the fixture on every case.

@@ -4,27 +4,10 @@
 use super::at;
 use serde_json::{Value, json};
 use std::path::Path;
-use warden_host::cli::{EXIT_INVALID, Io, run};
+use warden_host::cli::EXIT_INVALID;
 use warden_tests::TempDb;
 
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn warden(args: &[&str], stdin: &str) -> Output {
-    let mut argv = vec!["warden".into()];
-    argv.extend(args.iter().map(Into::into));
-    argv.extend(["--cache-dir".into(), warden_tests::cache_dir().into_os_string()]);
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run(argv, Io { stdin: &mut stdin.as_bytes(), stdout: &mut out, stderr: &mut err });
-    Output {
-        code,
-        stdout: String::from_utf8_lossy(&out).into_owned(),
-        stderr: String::from_utf8_lossy(&err).into_owned(),
-    }
-}
+use warden_tests::cli as warden;
 
 fn write_config(dir: &Path, name: &str, doc: &Value) -> String {
     let path = dir.join(name);
@@ -37,7 +20,7 @@ fn gate_config(dir: &Path) -> String {
     write_config(dir, "config.json", &json!({ "gate": gate }))
 }
 
-fn ok(out: Output) -> String {
+fn ok(out: warden_tests::CliOutput) -> String {
     assert_eq!(out.code, 0, "stderr: {}", out.stderr);
     out.stdout
 }
