@@ -10,25 +10,7 @@ use warden_tests::{T0, TempDb, decided, runtime};
 
 /// A case's body: its parts joined (text, `{"repeat", "times"}`, or `{"hex"}` raw bytes).
 fn body_of(parts: &Value) -> Vec<u8> {
-    let mut out = Vec::new();
-    for part in parts.as_array().expect("parts") {
-        match part {
-            Value::String(s) => out.extend_from_slice(s.as_bytes()),
-            Value::Object(o) if o.contains_key("repeat") => {
-                let unit = o["repeat"].as_str().expect("repeat");
-                let times = o["times"].as_u64().expect("times") as usize;
-                out.extend_from_slice(unit.repeat(times).as_bytes());
-            }
-            Value::Object(o) => {
-                let hex = o["hex"].as_str().expect("hex");
-                for i in (0..hex.len()).step_by(2) {
-                    out.push(u8::from_str_radix(&hex[i..i + 2], 16).expect("hex byte"));
-                }
-            }
-            other => panic!("bad part {other}"),
-        }
-    }
-    out
+    warden_core::fakes::body_from_parts(parts).expect("every part is a string, a repeat or hex")
 }
 
 #[test]

@@ -179,3 +179,30 @@ impl Log for VecLog {
         self.lines.borrow_mut().push((level, message.to_string()));
     }
 }
+
+/// Reads the body of a case in `testdata/dlp-strings.json`: its parts joined,
+/// each a string, `{"repeat": UNIT, "times": N}`, or `{"hex": BYTES}` for raw
+/// bytes (so invalid UTF-8 and format-valid fake secrets need not sit in the
+/// file as one literal). `None` for a part of no known form.
+pub fn body_from_parts(parts: &serde_json::Value) -> Option<Vec<u8>> {
+    use serde_json::Value;
+    let mut out = Vec::new();
+    for part in parts.as_array()? {
+        match part {
+            Value::String(s) => out.extend_from_slice(s.as_bytes()),
+            Value::Object(o) if o.contains_key("repeat") => {
+                let unit = o.get("repeat")?.as_str()?;
+                let times = usize::try_from(o.get("times")?.as_u64()?).ok()?;
+                out.extend_from_slice(unit.repeat(times).as_bytes());
+            }
+            Value::Object(o) => {
+                let hex = o.get("hex")?.as_str()?;
+                for pair in hex.as_bytes().chunks(2) {
+                    out.push(u8::from_str_radix(core::str::from_utf8(pair).ok()?, 16).ok()?);
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
