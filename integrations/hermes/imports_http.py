@@ -106,24 +106,124 @@ def destinations_from_config(config: dict) -> List[Destination]:
     return out
 
 
+# Longest request URL the gateway accepts, in bytes (8 KiB).
+MAX_URL_BYTES = 8 * 1024
+_HEX = "0123456789abcdefABCDEF"
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.")
+_IPV6_CHARS = frozenset(_HEX + ":.")
+
+
+@dataclass(frozen=True)
+class _StrictUrl:
+    scheme: str
+    host: str
+    port: int
+    segments: Tuple[str, ...]
+    has_query: bool
+
+
+def _parse_strict(url: str) -> Optional[_StrictUrl]:
+    """`url` in the one strict form the gateway sends, or None: the same
+    grammar as the Rust host's `parse_strict` (host-example/src/http.rs),
+    checked against the shared table tests/fixtures/url-allowlist/cases.json."""
+    if not isinstance(url, str) or len(url) > MAX_URL_BYTES:
+        return None
+    if any(not (0x21 <= ord(c) <= 0x7E) or c in "\\#" for c in url):
+        return None
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return None
+    scheme = scheme.lower()
+    default_port = {"http": 80, "https": 443}.get(scheme)
+    if default_port is None:
+        return None
+    end = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    host_port = _host_port(rest[:end])
+    if host_port is None:
+        return None
+    path, q, _ = rest[end:].partition("?")
+    segments = _segments(path)
+    if segments is None:
+        return None
+    host, port = host_port
+    return _StrictUrl(scheme, host, default_port if port is None else port, segments, bool(q))
+
+
+def _host_port(authority: str) -> Optional[Tuple[str, Optional[int]]]:
+    if "@" in authority or "%" in authority:
+        return None
+    if authority.startswith("["):
+        addr, close, after = authority[1:].partition("]")
+        if not close or not addr or any(c not in _IPV6_CHARS for c in addr):
+            return None
+        if after and not after.startswith(":"):
+            return None
+        host, port = f"[{addr.lower()}]", (after[1:] if after else None)
+    else:
+        host, colon, port_text = authority.partition(":")
+        port = port_text if colon else None
+        if any(label == "" for label in host.split(".")) or any(c not in _NAME_CHARS for c in host):
+            return None
+        host = host.lower()
+    if port is None:
+        return host, None
+    if not (1 <= len(port) <= 5) or port[0] == "0" or any(c not in "0123456789" for c in port):
+        return None
+    number = int(port)
+    return (host, number) if number <= 65535 else None
+
+
+def _segments(path: str) -> Optional[Tuple[str, ...]]:
+    if path == "":
+        return ()
+    if not path.startswith("/") or ";" in path:
+        return None
+    parts = path[1:].split("/")
+    out = []
+    for i, raw in enumerate(parts):
+        if raw == "":
+            if i + 1 == len(parts):
+                break
+            return None
+        segment = _decode_segment(raw)
+        if segment is None or set(segment) == {"."}:
+            return None
+        out.append(segment)
+    return tuple(out)
+
+
+def _decode_segment(raw: str) -> Optional[str]:
+    """Decodes one segment's percent-escapes once. An escape must be two hex
+    digits and must not decode to a dot, slash, backslash, percent sign (double
+    encoding), semicolon, control byte or non-ASCII byte."""
+    out = []
+    i = 0
+    while i < len(raw):
+        if raw[i] != "%":
+            out.append(raw[i])
+            i += 1
+            continue
+        hex_digits = raw[i + 1:i + 3]
+        if len(hex_digits) != 2 or any(c not in _HEX for c in hex_digits):
+            return None
+        b = int(hex_digits, 16)
+        if b < 0x20 or b >= 0x7F or chr(b) in ".\\/%;":
+            return None
+        out.append(chr(b))
+        i += 3
+    return "".join(out)
+
+
 def within(base: str, url: str) -> bool:
-    """Whether `url` lies inside `base`: the same prefix ending at a path
-    boundary, and no dot segments that a server could resolve outside it."""
-    base = base.rstrip("/")
-    if not url.startswith(base):
+    """Whether `url` lies inside `base`: both in the strict form, the same
+    scheme, host and port, the base without a query, and the base's decoded
+    segments a prefix of the URL's."""
+    b, u = _parse_strict(base), _parse_strict(url)
+    if b is None or u is None or b.has_query:
         return False
-    rest = url[len(base):]
-    boundary = rest == "" or rest.startswith("/") or rest.startswith("?")
-    path = rest
-    for sep in ("?", "#"):
-        path = path.split(sep, 1)[0]
-
-    def dot(seg: str) -> bool:
-        low = seg.lower()
-        return seg in (".", "..") or low == "%2e" or "%2e%2e" in low
-
-    dot_segment = any(dot(seg) for seg in path.split("/"))
-    return boundary and not dot_segment and "\\" not in url and "@" not in url
+    if (b.scheme, b.host, b.port) != (u.scheme, u.host, u.port):
+        return False
+    return u.segments[:len(b.segments)] == b.segments
 
 
 def _join_scheme(scheme: str, key: str) -> str:

@@ -66,6 +66,9 @@ echo "== host tests (SQLite storage, HTTP gateway, sandbox) against the real com
 echo "== hook logic (approval keys and scopes, failure modes, delegation chains, account ID)"
 (cd "$here/tests" && "$venv/bin/python" test_hooks.py)
 
+echo "== the shared URL allow-list table through the HTTP gateway (tests/fixtures/url-allowlist)"
+(cd "$here/tests" && "$venv/bin/python" test_url_allowlist.py "$root/tests/fixtures/url-allowlist/cases.json")
+
 echo "== cross-adapter: the shared fixture through pre_tool_call gives the decisions every adapter gives"
 (cd "$here/tests" && "$venv/bin/python" cross_adapter.py "$wasm" "$root/tests/fixtures/cross-adapter")
 

@@ -29,21 +29,114 @@ const RESERVED_HEADERS = new Set(["authorization", "proxy-authorization", "cooki
 const ok = (val) => ({ tag: "ok", val });
 const err = (tag, val) => (val === undefined ? { tag: "err", val: { tag } } : { tag: "err", val: { tag, val } });
 
+/** Longest request URL the gateway accepts, in bytes (8 KiB). */
+export const MAX_URL_BYTES = 8 * 1024;
+
 /**
- * Whether `url` lies inside `base`: the same prefix ending at a path boundary,
- * and no dot segments that a server could resolve outside it.
+ * Parses `url` in the one strict form the gateway sends, or returns undefined:
+ * the same grammar as the Rust host's `parse_strict` (host-example/src/http.rs),
+ * checked against the shared table tests/fixtures/url-allowlist/cases.json.
+ */
+function parseStrict(url) {
+  if (typeof url !== "string" || url.length > MAX_URL_BYTES) return undefined;
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c < 0x21 || c > 0x7e || c === 0x5c || c === 0x23) return undefined; // controls, space, non-ASCII, `\`, `#`
+  }
+  const sep = url.indexOf("://");
+  if (sep < 0) return undefined;
+  const scheme = url.slice(0, sep).toLowerCase();
+  const defaultPort = scheme === "http" ? 80 : scheme === "https" ? 443 : undefined;
+  if (defaultPort === undefined) return undefined;
+  const rest = url.slice(sep + 3);
+  let end = rest.search(/[/?]/);
+  if (end < 0) end = rest.length;
+  const hostPort = parseHostPort(rest.slice(0, end));
+  if (!hostPort) return undefined;
+  const tail = rest.slice(end);
+  const q = tail.indexOf("?");
+  const path = q < 0 ? tail : tail.slice(0, q);
+  const segments = parseSegments(path);
+  if (!segments) return undefined;
+  return { scheme, host: hostPort.host, port: hostPort.port ?? defaultPort, segments, hasQuery: q >= 0 };
+}
+
+function parseHostPort(authority) {
+  if (authority.includes("@") || authority.includes("%")) return undefined;
+  let host;
+  let port;
+  if (authority.startsWith("[")) {
+    const close = authority.indexOf("]");
+    if (close < 0) return undefined;
+    const addr = authority.slice(1, close);
+    if (addr === "" || !/^[0-9a-fA-F:.]+$/.test(addr)) return undefined;
+    const after = authority.slice(close + 1);
+    if (after !== "" && !after.startsWith(":")) return undefined;
+    host = `[${addr.toLowerCase()}]`;
+    port = after === "" ? undefined : after.slice(1);
+  } else {
+    const colon = authority.indexOf(":");
+    host = colon < 0 ? authority : authority.slice(0, colon);
+    port = colon < 0 ? undefined : authority.slice(colon + 1);
+    if (host.split(".").some((label) => label === "") || !/^[A-Za-z0-9.-]+$/.test(host)) return undefined;
+    host = host.toLowerCase();
+  }
+  if (port === undefined) return { host, port: undefined };
+  if (!/^[1-9][0-9]{0,4}$/.test(port) || Number(port) > 65535) return undefined;
+  return { host, port: Number(port) };
+}
+
+function parseSegments(path) {
+  if (path === "") return [];
+  if (!path.startsWith("/") || path.includes(";")) return undefined;
+  const parts = path.slice(1).split("/");
+  const out = [];
+  for (let i = 0; i < parts.length; i++) {
+    if (parts[i] === "") {
+      if (i + 1 === parts.length) break;
+      return undefined;
+    }
+    const segment = decodeSegment(parts[i]);
+    if (segment === undefined || /^\.+$/.test(segment)) return undefined;
+    out.push(segment);
+  }
+  return out;
+}
+
+/**
+ * Decodes one segment's percent-escapes once. An escape must be two hex digits
+ * and must not decode to a dot, slash, backslash, percent sign (double
+ * encoding), semicolon, control byte or non-ASCII byte.
+ */
+function decodeSegment(raw) {
+  let out = "";
+  for (let i = 0; i < raw.length; ) {
+    if (raw[i] !== "%") {
+      out += raw[i];
+      i += 1;
+      continue;
+    }
+    const hex = raw.slice(i + 1, i + 3);
+    if (!/^[0-9a-fA-F]{2}$/.test(hex)) return undefined;
+    const b = parseInt(hex, 16);
+    if (b < 0x20 || b >= 0x7f || ".\\/%;".includes(String.fromCharCode(b))) return undefined;
+    out += String.fromCharCode(b);
+    i += 3;
+  }
+  return out;
+}
+
+/**
+ * Whether `url` lies inside `base`: both in the strict form, the same scheme,
+ * host and port, the base without a query, and the base's decoded segments a
+ * prefix of the URL's.
  */
 export function within(base, url) {
-  const trimmed = base.replace(/\/+$/, "");
-  if (!url.startsWith(trimmed)) return false;
-  const rest = url.slice(trimmed.length);
-  const boundary = rest === "" || rest.startsWith("/") || rest.startsWith("?");
-  const pathPart = rest.split(/[?#]/)[0] ?? "";
-  const dotSegment = pathPart.split("/").some((seg) => {
-    const lower = seg.toLowerCase();
-    return seg === "." || seg === ".." || lower === "%2e" || lower.includes("%2e%2e");
-  });
-  return boundary && !dotSegment && !url.includes("\\") && !url.includes("@");
+  const b = parseStrict(base);
+  const u = parseStrict(url);
+  if (!b || !u || b.hasQuery) return false;
+  if (b.scheme !== u.scheme || b.host !== u.host || b.port !== u.port) return false;
+  return b.segments.length <= u.segments.length && b.segments.every((seg, i) => u.segments[i] === seg);
 }
 
 function joinScheme(scheme, key) {
