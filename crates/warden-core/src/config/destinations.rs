@@ -3,7 +3,7 @@
 //! names one that exists. The component never sees a credential, only where
 //! the host should read it from.
 
-use crate::config::reader::{Node, Reader, Text};
+use crate::config::reader::{Node, Reader, Text, shorten};
 use crate::prelude::*;
 use serde::Serialize;
 
@@ -81,12 +81,154 @@ fn is_destination_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
-fn is_base_url(s: &str) -> bool {
-    let rest = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://"));
-    rest.is_some_and(|r| {
-        let host = r.split('/').next().unwrap_or_default();
-        !host.is_empty() && !s.chars().any(|c| c.is_whitespace() || c == '?' || c == '#')
-    })
+/// The headers a destination's credential may go in, compared without case:
+/// the standard credential headers and the API-key headers of the common
+/// providers. Any other header (`content-type`, `host`) would let a key
+/// replace a header the request needs, or travel where it is logged.
+pub const CREDENTIAL_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "x-auth-token",
+    "ocp-apim-subscription-key",
+];
+
+/// What is wrong with a base URL, if anything: the same strict form the
+/// hosts' allow-lists compare (see the gateways and
+/// `tests/fixtures/url-allowlist`), so a base URL that passes here is one a
+/// host can match requests against.
+fn base_url_problem(s: &str) -> Option<&'static str> {
+    if !s.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+        return Some(
+            "must hold only printable ASCII: no spaces, no control characters such as CR or LF, no non-ASCII \
+             letters (write an international host name in its `xn--` form)",
+        );
+    }
+    let Some(rest) = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://")) else {
+        return Some("must be an absolute `http://` or `https://` URL");
+    };
+    if s.contains(['?', '#']) {
+        return Some("must not have a query or fragment");
+    }
+    if s.contains('\\') {
+        return Some("must not hold a backslash");
+    }
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    if authority.contains('@') {
+        return Some("must not hold a user name or password (`user@`): name the key in `credential` instead");
+    }
+    if authority.contains('%') {
+        return Some("must not percent-encode its host");
+    }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(inner) => match inner.split_once(']') {
+            Some((addr, after))
+                if !addr.is_empty() && addr.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.') =>
+            {
+                match after {
+                    "" => ("ipv6", None),
+                    p => match p.strip_prefix(':') {
+                        Some(p) => ("ipv6", Some(p)),
+                        None => ("", None),
+                    },
+                }
+            }
+            _ => ("", None),
+        },
+        None => match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'.';
+    if host.split('.').any(str::is_empty) || !host.bytes().all(name_byte) {
+        return Some(
+            "must name a host: letters, digits, `-` and `.` without empty labels, or an IPv6 literal in `[...]`",
+        );
+    }
+    if let Some(p) = port
+        && (p.is_empty()
+            || p.len() > 5
+            || p.starts_with('0')
+            || !p.bytes().all(|b| b.is_ascii_digit())
+            || p.parse::<u16>().is_err())
+    {
+        return Some("must have a port from 1 to 65535, written without leading zeros");
+    }
+    path_problem(path)
+}
+
+fn path_problem(path: &str) -> Option<&'static str> {
+    if path.contains(';') {
+        return Some("must not hold `;` in its path");
+    }
+    let inner = path.strip_prefix('/').unwrap_or(path);
+    let parts: Vec<&str> = inner.split('/').collect();
+    for (i, seg) in parts.iter().enumerate() {
+        if seg.is_empty() && i + 1 < parts.len() {
+            return Some("must not have an empty path segment (`//`)");
+        }
+        if !seg.is_empty() && seg.bytes().all(|b| b == b'.') {
+            return Some("must not have a dot segment (`.` or `..`) in its path");
+        }
+        let bytes = seg.as_bytes();
+        let mut j = 0;
+        while let Some(&b) = bytes.get(j) {
+            if b == b'%' {
+                let digit = |k: usize| bytes.get(k).and_then(|&d| (d as char).to_digit(16));
+                let (Some(hi), Some(lo)) = (digit(j + 1), digit(j + 2)) else {
+                    return Some("must write `%` only before two hex digits");
+                };
+                let decoded = (hi * 16 + lo) as u8;
+                if matches!(decoded, b'.' | b'/' | b'\\' | b'%' | b';') || !(0x20..0x7f).contains(&decoded) {
+                    return Some(
+                        "must not percent-encode a dot, slash, backslash, `%`, `;`, control or non-ASCII byte in its path",
+                    );
+                }
+                j += 3;
+            } else {
+                j += 1;
+            }
+        }
+    }
+    None
+}
+
+fn is_credential_header(s: &str) -> bool {
+    CREDENTIAL_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(s))
+}
+
+/// A credential scheme: visible ASCII without spaces (`Bearer`, `Token`), or empty.
+fn is_scheme(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// A value as an error message shows it: control characters escaped, shortened.
+fn escaped(text: &str) -> String {
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    let inner = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')).unwrap_or(&quoted);
+    shorten(inner)
+}
+
+/// Reads a string field that `problem` checks, naming the offending value escaped.
+fn checked_string(
+    r: &mut Reader,
+    obj: &crate::config::reader::Obj<'_>,
+    key: &str,
+    rule: Text,
+    problem: impl Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let node = obj.get(key)?;
+    let text = r.string_value(&node, rule)?;
+    match problem(&text) {
+        Some(message) => {
+            r.error(node.path, format!("`{}` {message}", escaped(&text)));
+            None
+        }
+        None => Some(text),
+    }
 }
 
 fn is_env_name(s: &str) -> bool {
@@ -97,20 +239,36 @@ fn is_header_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
+fn header_problem(s: &str) -> Option<String> {
+    if !is_header_name(s) {
+        return Some("must be an HTTP header name: letters, digits and `-`".to_string());
+    }
+    if !is_credential_header(s) {
+        let allowed: Vec<String> = CREDENTIAL_HEADERS.iter().map(|h| format!("`{h}`")).collect();
+        return Some(format!("is not a credential header; allowed: {}", allowed.join(", ")));
+    }
+    None
+}
+
 const NAME: Text = Text::non_blank(MAX_NAME_CHARS)
     .matching(is_destination_name, "must be lowercase letters, digits, `_` or `-`, starting with a letter or digit");
-const URL: Text = Text::non_blank(MAX_URL_CHARS)
-    .matching(is_base_url, "must be an absolute `http://` or `https://` URL without query or fragment");
+const URL: Text = Text::non_blank(MAX_URL_CHARS);
 const ENV: Text = Text::non_blank(256).matching(is_env_name, "must be an environment variable name");
 const PATH: Text = Text::non_blank(4096);
-const HEADER: Text = Text::non_blank(128).matching(is_header_name, "must be an HTTP header name");
-const SCHEME: Text = Text { max_chars: 64, non_blank: false, pattern: None };
+const HEADER: Text = Text::non_blank(128);
+const HEADER_VALUE: Text = Text { max_chars: 64, non_blank: false, pattern: None };
 
 /// Reads one destination.
 pub fn read_destination(r: &mut Reader, node: Node<'_>) -> Option<Destination> {
     let obj = r.object(&node, &["name", "baseUrl", "credential", "maxResponseBytes"])?;
     let name = r.required_string(&obj, "name", NAME);
-    let base_url = r.required_string(&obj, "baseUrl", URL);
+    let base_url = match obj.get("baseUrl") {
+        Some(_) => checked_string(r, &obj, "baseUrl", URL, |s| base_url_problem(s).map(String::from)),
+        None => {
+            r.error(obj.path_of("baseUrl"), "is required");
+            None
+        }
+    };
     let credential = match obj.get("credential") {
         None => None,
         Some(node) => {
@@ -123,8 +281,15 @@ pub fn read_destination(r: &mut Reader, node: Node<'_>) -> Option<Destination> {
             Some(Credential {
                 env,
                 file,
-                header: r.optional_string(&c, "header", HEADER).unwrap_or_else(default_header),
-                scheme: r.optional_string(&c, "scheme", SCHEME).unwrap_or_else(default_scheme),
+                header: checked_string(r, &c, "header", HEADER, header_problem).unwrap_or_else(default_header),
+                scheme: checked_string(r, &c, "scheme", HEADER_VALUE, |s| {
+                    (!is_scheme(s)).then(|| {
+                        "must be visible ASCII without spaces or control characters such as CR or LF, like `Bearer`, \
+                         or empty"
+                            .to_string()
+                    })
+                })
+                .unwrap_or_else(default_scheme),
             })
         }
     };
