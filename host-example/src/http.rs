@@ -115,6 +115,31 @@ impl HttpGateway {
         Ok(HttpGateway::new(list))
     }
 
+    /// One warning for each destination whose credential cannot be read now:
+    /// an environment variable that is unset or empty, a key file that is
+    /// missing, unreadable or empty. Requests to it would fail with
+    /// `missing-credential`.
+    pub fn credential_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, dest) in self.destinations.iter().enumerate() {
+            let Some(credential) = &dest.credential else { continue };
+            if self.key(credential).is_some() {
+                continue;
+            }
+            let (field, value, what) = match (&credential.env, &credential.file) {
+                (Some(var), _) => ("env", var.clone(), "is not set in this environment, or is empty"),
+                (None, Some(file)) => ("file", file.display().to_string(), "cannot be read, or is empty"),
+                (None, None) => continue,
+            };
+            out.push(format!(
+                "destinations[{i}].credential.{field}: `{value}` {what}; requests to `{}` will fail with \
+                 `missing-credential`",
+                dest.name
+            ));
+        }
+        out
+    }
+
     /// The destination `name` if `url` lies inside its base URL.
     fn allowed(&self, name: &str, url: &str) -> Option<&DestinationSpec> {
         let dest = self.destinations.iter().find(|d| d.name == name)?;

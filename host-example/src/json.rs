@@ -20,21 +20,74 @@ pub fn now_ms() -> u64 {
 }
 
 /// Parses `text` as `T`, naming the offending field on error:
-/// `toolName: invalid type: integer `5`, expected a string`.
+/// `toolName: invalid type: integer `7`, expected a string`. A syntax error
+/// says where and what was expected; no message names a Rust type.
 pub fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
+        if !inner.is_data() {
+            return not_json(&inner);
+        }
         let message = inner.to_string();
         let message = match message.rfind(" at line ") {
-            Some(i) if inner.is_data() => message[..i].to_string(),
-            _ => message,
+            Some(i) => &message[..i],
+            None => &message,
         };
+        let message = plain_words(message);
         if path == "." || path.is_empty() { message } else { format!("{path}: {message}") }
     })?;
-    de.end().map_err(|e| format!("trailing characters after the JSON value: {e}"))?;
+    de.end().map_err(|e| {
+        format!(
+            "the request is one JSON value followed by more text at line {}, column {}: send exactly one JSON object",
+            e.line(),
+            e.column()
+        )
+    })?;
     Ok(value)
+}
+
+/// A syntax error, with where it is and what it is.
+fn not_json(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let what = match message.rfind(" at line ") {
+        Some(i) => &message[..i],
+        None => &message,
+    };
+    let what = what.replace("EOF while parsing", "the text ends inside");
+    format!("the request is not valid JSON: {what} (at line {}, column {})", e.line(), e.column())
+}
+
+/// serde's words for what it expected, in the words of JSON: `struct
+/// ToolCallJson` is an object, `u64` a non-negative integer.
+pub fn plain_words(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut words = message.split_inclusive(' ').peekable();
+    while let Some(word) = words.next() {
+        let bare = word.trim_end_matches([' ', ',']);
+        let tail = &word[bare.len()..];
+        let replaced = match bare {
+            "struct" | "enum" if words.peek().is_some() => {
+                let name = words.next().unwrap_or_default();
+                let name_bare = name.trim_end_matches([' ', ',']);
+                out.push_str(if bare == "struct" { "a JSON object" } else { "one of the allowed values" });
+                out.push_str(&name[name_bare.len()..]);
+                continue;
+            }
+            "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a non-negative integer",
+            "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer",
+            "f32" | "f64" => "a number",
+            "sequence" => "array",
+            "map" => "object",
+            "unit" => "null",
+            "char" => "a single character",
+            other => other,
+        };
+        out.push_str(replaced);
+        out.push_str(tail);
+    }
+    out.replace("a array", "an array").replace("a object", "an object")
 }
 
 /// `identity`.

@@ -82,6 +82,9 @@ pub struct RuntimeOptions {
     pub log: LogSink,
 }
 
+/// Most configuration errors a [`StartError`] prints; the rest are counted.
+pub const MAX_SHOWN_CONFIG_ERRORS: usize = 50;
+
 /// Why a runtime could not start.
 #[derive(Debug)]
 pub enum StartError {
@@ -96,12 +99,15 @@ impl std::fmt::Display for StartError {
         match self {
             StartError::Config(errors) => {
                 writeln!(f, "the configuration has {} error(s):", errors.len())?;
-                for (path, message) in errors {
+                for (path, message) in errors.iter().take(MAX_SHOWN_CONFIG_ERRORS) {
                     if path.is_empty() {
                         writeln!(f, "  {message}")?;
                     } else {
                         writeln!(f, "  {path}: {message}")?;
                     }
+                }
+                if let Some(rest) = errors.len().checked_sub(MAX_SHOWN_CONFIG_ERRORS).filter(|&n| n > 0) {
+                    writeln!(f, "  ... and {rest} more error(s) not shown; fix these first")?;
                 }
                 Ok(())
             }

@@ -19,7 +19,6 @@
 use super::{Failure, HostArgs, Policy, print_json, read_config, start};
 use crate::bindings::exports::warden::guard::gate::{GateStatus, LedgerEntry};
 use crate::bindings::exports::warden::guard::policy::{Delivery, OutcomeReport};
-use crate::bindings::warden::guard::types::PolicyError;
 use crate::json::{self, GateStatusJson, LedgerEntryJson};
 use crate::runtime::{CallError, Runtime};
 use clap::Subcommand;
@@ -264,13 +263,7 @@ fn stop_if_asked(
 
 /// Invalid input is the caller's to fix (exit 2); anything else is a failure to run.
 fn failure(e: CallError) -> Failure {
-    match e {
-        CallError::Policy(PolicyError::InvalidInput(m)) => Failure::invalid(m),
-        CallError::Policy(PolicyError::NotConfigured) => Failure::failed("warden is not configured"),
-        CallError::Policy(PolicyError::Storage(m)) => Failure::failed(format!("storage failed: {m}")),
-        CallError::Policy(PolicyError::Other(m)) => Failure::failed(m),
-        CallError::Guest(m) => Failure::failed(format!("the guard failed: {m}")),
-    }
+    super::call_failure(e)
 }
 
 /// Input shown in an error: at most 40 characters, control characters escaped.

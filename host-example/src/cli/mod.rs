@@ -14,10 +14,31 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Exit code of a request that was refused as invalid.
-pub const EXIT_INVALID: i32 = 2;
-/// Exit code of a failure to run at all.
+/// Exit code of a command that answered (whatever the decision).
+pub const EXIT_ANSWERED: i32 = 0;
+/// Exit code of a command that could not answer: the database, the
+/// component, storage or an output stream failed. Nothing was decided.
 pub const EXIT_FAILURE: i32 = 1;
+/// Exit code of bad input: arguments, the configuration or the request was
+/// refused as invalid, with one line naming the field. Nothing was written.
+pub const EXIT_INVALID: i32 = 2;
+/// Exit code of `check --fail-on`: the answer was printed and its decision
+/// meets the threshold.
+pub const EXIT_THRESHOLD: i32 = 3;
+/// The rule of the answer `check turn` gives when Warden cannot start (the
+/// database cannot be opened, the component cannot be loaded): inbound checks
+/// fail open, so the turn proceeds unchecked with outcome `failed`.
+pub const START_FAILURE_RULE: &str = "host.start-failure";
+
+/// The exit codes, as `--help` prints them.
+const EXIT_CODES_HELP: &str = "Exit codes (every subcommand):
+  0  answered: the answer is on stdout, whatever its decision
+  1  could not answer: the database, the component, storage or an output stream failed; nothing was decided
+     (`check tool` and `check outbound` fail closed: treat it as a refusal; `check turn` fails open instead and
+     answers `proceed: true` with outcome `failed` and rule `host.start-failure`, exit 0)
+  2  bad input: an argument, the configuration or the request is invalid; one line names the field; nothing was written
+  3  `check --fail-on deny|ask`: the answer was printed and its decision meets the threshold
+`warden hook` speaks its runtime's protocol instead: exit 2 blocks the tool call.";
 /// Largest request read from stdin, in bytes (8 MiB).
 pub const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -25,7 +46,8 @@ pub const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
 #[command(
     name = "warden",
     version,
-    about = "Warden: a policy engine for AI agents, run as a sandboxed WebAssembly component."
+    about = "Warden: a policy engine for AI agents, run as a sandboxed WebAssembly component.",
+    after_help = EXIT_CODES_HELP
 )]
 struct Cli {
     #[command(flatten)]
@@ -84,6 +106,10 @@ enum Command {
         what: CheckKind,
         #[command(flatten)]
         policy: Policy,
+        /// Exit 3 after printing the answer when its decision is this or stricter
+        /// (`ask`: ask or deny; `deny`: deny only; a turn counts as `deny` when it does not proceed).
+        #[arg(long, value_enum, value_name = "DECISION")]
+        fail_on: Option<FailOn>,
     },
     /// Start a turn: pin the reply of a session to a chat.
     Pin {
@@ -207,6 +233,24 @@ enum Command {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum FailOn {
+    /// An `ask` or a `deny`.
+    Ask,
+    /// A `deny`.
+    Deny,
+}
+
+impl FailOn {
+    /// Whether `decision` (`allow`, `ask` or `deny`) meets this threshold.
+    fn met_by(self, decision: &str) -> bool {
+        match self {
+            FailOn::Ask => decision == "ask" || decision == "deny",
+            FailOn::Deny => decision == "deny",
+        }
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 enum ScopeArg {
     Once,
     Session,
@@ -243,6 +287,25 @@ impl Failure {
     fn failed(message: impl Into<String>) -> Failure {
         Failure { code: EXIT_FAILURE, message: message.into() }
     }
+
+    /// An answer was printed and its decision met `--fail-on`.
+    fn threshold(message: impl Into<String>) -> Failure {
+        Failure { code: EXIT_THRESHOLD, message: message.into() }
+    }
+}
+
+/// A component call's failure: invalid input is the caller's to fix (exit 2);
+/// anything else is a failure to answer (exit 1).
+fn call_failure(e: crate::runtime::CallError) -> Failure {
+    use crate::bindings::warden::guard::types::PolicyError;
+    use crate::runtime::CallError;
+    match e {
+        CallError::Policy(PolicyError::InvalidInput(m)) => Failure::invalid(m),
+        CallError::Policy(PolicyError::NotConfigured) => Failure::failed("warden is not configured"),
+        CallError::Policy(PolicyError::Storage(m)) => Failure::failed(format!("storage failed: {m}")),
+        CallError::Policy(PolicyError::Other(m)) => Failure::failed(m),
+        CallError::Guest(m) => Failure::failed(format!("the guard failed: {m}")),
+    }
 }
 
 /// The standard streams a command uses.
@@ -261,8 +324,12 @@ pub fn run(args: Vec<OsString>, io: Io<'_>) -> i32 {
             return if e.use_stderr() { EXIT_INVALID } else { 0 };
         }
     };
-    match dispatch(cli, io.stdin, io.stdout) {
-        Ok(()) => 0,
+    match dispatch(cli, io.stdin, io.stdout, io.stderr) {
+        Ok(()) => EXIT_ANSWERED,
+        Err(f) if f.code == EXIT_THRESHOLD => {
+            let _ = writeln!(io.stderr, "warden: {}", f.message.trim_end());
+            f.code
+        }
         Err(f) => {
             let _ = writeln!(io.stderr, "error: {}", f.message.trim_end());
             f.code
@@ -317,7 +384,9 @@ fn options(host: &HostArgs, storage: Arc<dyn crate::storage::Storage>) -> Runtim
     }
 }
 
-/// Opens the database and starts a runtime configured with `config`.
+/// Opens the database and starts a runtime configured with `config`: a
+/// configuration the component refuses is bad input (exit 2); a database or
+/// component that cannot be opened is a failure to answer (exit 1).
 fn start(host: &HostArgs, config: &str, db: &PathBuf) -> Result<Runtime, Failure> {
     let storage = SqliteStorage::open(db)
         .map_err(|e| Failure::failed(format!("cannot open the database {}: {e}", db.display())))?;
@@ -332,10 +401,36 @@ fn print_json(stdout: &mut dyn Write, value: &impl serde::Serialize) -> Result<(
     writeln!(stdout, "{text}").map_err(|e| Failure::failed(format!("cannot write the answer: {e}")))
 }
 
-fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<(), Failure> {
+/// `Err(threshold)` when `--fail-on` is met by `decision`.
+fn fail_on(threshold: Option<FailOn>, decision: &str, rule: &str) -> Result<(), Failure> {
+    match threshold {
+        Some(t) if t.met_by(decision) => {
+            Err(Failure::threshold(format!("the decision is `{decision}` by rule `{rule}`")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The answer `check turn` gives when Warden cannot start: the turn proceeds
+/// unchecked, as inbound checks fail open.
+fn turn_start_failure(why: &str) -> json::TurnOutcomeJson {
+    json::TurnOutcomeJson {
+        proceed: true,
+        outcome: "failed".into(),
+        rule: START_FAILURE_RULE.into(),
+        reason: format!("warden could not start ({why}); inbound checks fail open, so the turn proceeds unchecked"),
+        append_context: None,
+        scenarios: Vec::new(),
+        missing_identity: false,
+        reused: false,
+        signals: Vec::new(),
+    }
+}
+
+fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
     let host = cli.host;
     match cli.command {
-        Command::Check { what, policy } => {
+        Command::Check { what, policy, fail_on: threshold } => {
             let config = read_config(&policy.config)?;
             let request = read_stdin(stdin)?;
             // Parse before opening anything: a rejected request writes nothing.
@@ -343,21 +438,31 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
                 CheckKind::Tool => {
                     let call: json::ToolCallJson = json::parse(&request).map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
-                    let verdict = runtime.check_tool_call(&call.into());
-                    print_json(stdout, &VerdictJson::from(&verdict))
+                    let verdict = VerdictJson::from(&runtime.check_tool_call(&call.into()));
+                    print_json(stdout, &verdict)?;
+                    fail_on(threshold, &verdict.decision, &verdict.rule)
                 }
                 CheckKind::Outbound => {
                     let message: json::OutboundJson = json::parse(&request).map_err(Failure::invalid)?;
                     let message = message.into_wit().map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
-                    let verdict = runtime.check_outbound(&message);
-                    print_json(stdout, &VerdictJson::from(&verdict))
+                    let verdict = VerdictJson::from(&runtime.check_outbound(&message));
+                    print_json(stdout, &verdict)?;
+                    fail_on(threshold, &verdict.decision, &verdict.rule)
                 }
                 CheckKind::Turn => {
                     let turn: json::TurnJson = json::parse(&request).map_err(Failure::invalid)?;
-                    let runtime = start(&host, &config, &policy.db)?;
-                    let outcome = runtime.check_turn(&turn.into());
-                    print_json(stdout, &json::TurnOutcomeJson::from(&outcome))
+                    let outcome = match start(&host, &config, &policy.db) {
+                        Ok(runtime) => json::TurnOutcomeJson::from(&runtime.check_turn(&turn.into())),
+                        Err(f) if f.code == EXIT_FAILURE => {
+                            let _ = writeln!(stderr, "warden: {}; the turn proceeds unchecked", f.message.trim_end());
+                            turn_start_failure(f.message.trim_end())
+                        }
+                        Err(f) => return Err(f),
+                    };
+                    print_json(stdout, &outcome)?;
+                    let decision = if outcome.proceed { "allow" } else { "deny" };
+                    fail_on(threshold, decision, &outcome.rule)
                 }
             }
         }
@@ -365,27 +470,34 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
             let start = json::TurnStartJson { session_id: session, run_id: run, chat_id: Some(chat), label, now_ms };
-            let pin = runtime.start_turn(&start.into()).map_err(|e| Failure::invalid(e.to_string()))?;
+            let pin = runtime.start_turn(&start.into()).map_err(call_failure)?;
             print_json(stdout, &pin.as_ref().map(json::PinStateJson::from))
         }
         Command::Settle { policy, session, run, now_ms } => {
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
             let end = json::TurnEndJson { session_id: session, run_id: run, now_ms };
-            runtime.settle_turn(&end.into()).map_err(|e| Failure::invalid(e.to_string()))?;
+            runtime.settle_turn(&end.into()).map_err(call_failure)?;
             print_json(stdout, &serde_json::json!({"settled": true}))
         }
         Command::Diagnostics { policy } => {
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
-            let report = runtime.diagnostics().map_err(|e| Failure::failed(e.to_string()))?;
+            let report = runtime.diagnostics().map_err(call_failure)?;
             print_json(stdout, &json::DiagnosticsJson::from(&report))
         }
         Command::Validate { config } => {
             let text = read_config(&config)?;
             let dir = temp_dir()?;
             let runtime = start(&host, &text, &dir.path().join("validate.db"))?;
-            print_json(stdout, &json::ConfigReportJson::from(runtime.report()))
+            let mut report = json::ConfigReportJson::from(runtime.report());
+            let parsed: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            let gateway = crate::http::HttpGateway::from_config(&parsed).map_err(Failure::invalid)?;
+            for warning in gateway.credential_warnings() {
+                let _ = writeln!(stderr, "warning: {warning}");
+                report.warnings.push(warning);
+            }
+            print_json(stdout, &report)
         }
         Command::Approve { policy, key, scope, deny, session, call } => {
             let config = read_config(&policy.config)?;
@@ -418,7 +530,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
                 call_id: call,
                 now_ms: None,
             };
-            runtime.record_approval(&approval.into()).map_err(|e| Failure::invalid(e.to_string()))?;
+            runtime.record_approval(&approval.into()).map_err(call_failure)?;
             print_json(stdout, &serde_json::json!({"recorded": true, "key": key, "allow": !deny}))
         }
         Command::Serve { policy, listen, token_file, max_body_bytes, concurrency } => {
