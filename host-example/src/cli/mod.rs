@@ -319,9 +319,14 @@ pub struct Io<'a> {
 pub fn run(args: Vec<OsString>, io: Io<'_>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(e) if e.use_stderr() => {
             let _ = write!(io.stderr, "{e}");
-            return if e.use_stderr() { EXIT_INVALID } else { 0 };
+            return EXIT_INVALID;
+        }
+        // `--help` and `--version` are answers: on stdout, exit 0.
+        Err(e) => {
+            let _ = write!(io.stdout, "{e}");
+            return EXIT_ANSWERED;
         }
     };
     match dispatch(cli, io.stdin, io.stdout, io.stderr) {
