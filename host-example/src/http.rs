@@ -466,4 +466,45 @@ mod tests {
         assert!(wrong.is_empty(), "wrong answers:\n{}", wrong.join("\n"));
         assert!(cases.len() > 90, "the table has {} cases", cases.len());
     }
+
+    #[test]
+    fn a_header_or_key_with_control_characters_is_a_transport_error_without_connecting() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let base = format!("http://127.0.0.1:{}/v1", listener.local_addr().expect("address").port());
+        let key = tempfile::NamedTempFile::new().expect("key file");
+        std::fs::write(key.path(), "sk-1\r\nx-evil: 1\n").expect("write key");
+        let dest = |name: &str, credential: Option<CredentialSpec>| DestinationSpec {
+            name: name.into(),
+            base_url: base.clone(),
+            credential,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        };
+        let keyed = CredentialSpec {
+            env: None,
+            file: Some(key.path().to_path_buf()),
+            header: default_header(),
+            scheme: default_scheme(),
+        };
+        let gateway = HttpGateway::new(vec![dest("open", None), dest("keyed", Some(keyed))]);
+        let request = |destination: &str, headers: Vec<(String, String)>| Request {
+            destination: destination.into(),
+            method: Method::Get,
+            url: format!("{base}/x"),
+            headers,
+            body: Vec::new(),
+            timeout_ms: 1000,
+        };
+        for headers in [
+            vec![("x-a".to_string(), "b\r\nx-evil: 1".to_string())],
+            vec![("x-a".to_string(), "b\0".to_string())],
+            vec![("x a".to_string(), "b".to_string())],
+        ] {
+            let out = gateway.send(&request("open", headers.clone()));
+            assert!(matches!(out, Err(HttpError::Transport(_))), "{headers:?}: {out:?}");
+        }
+        let out = gateway.send(&request("keyed", Vec::new()));
+        assert!(matches!(out, Err(HttpError::Transport(_))), "a key with CR LF is never sent: {out:?}");
+        assert!(listener.accept().is_err(), "no connection was made");
+    }
 }

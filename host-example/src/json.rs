@@ -778,7 +778,10 @@ mod tests {
                 "identity.senderID: unknown field `senderID`",
             ),
             (r#"{"toolName": "x", "arguments": {}, "nowMs": -1}"#, "nowMs: invalid value: integer `-1`"),
-            (r#"{"toolName": "x", "#, "EOF while parsing"),
+            (
+                r#"{"toolName": "x", "#,
+                "the request is not valid JSON: the text ends inside a value (at line 1, column 18)",
+            ),
         ];
         for (input, expected) in cases {
             let err = parse::<ToolCallJson>(input).err().unwrap_or_default();

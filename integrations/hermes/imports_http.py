@@ -226,6 +226,13 @@ def within(base: str, url: str) -> bool:
     return u.segments[:len(b.segments)] == b.segments
 
 
+_TOKEN_CHARS = frozenset("!#$%&'*+.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
+
+
+def _is_token(name: str) -> bool:
+    return name != "" and all(c in _TOKEN_CHARS for c in name)
+
+
 def _join_scheme(scheme: str, key: str) -> str:
     return key if scheme == "" else f"{scheme} {key}"
 
@@ -308,6 +315,11 @@ class HttpGateway:
             headers[name] = value
         if credential:
             headers[credential[0]] = credential[1]
+        # http.client lets some of these through (NUL, a folded line); refuse them
+        # as the Rust host does: a transport error before any connection.
+        for name, value in headers.items():
+            if not _is_token(name) or any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in value):
+                return HttpError("transport", f"invalid request: header `{name}` cannot be sent")
 
         if parts.scheme == "https":
             conn: http.client.HTTPConnection = http.client.HTTPSConnection(

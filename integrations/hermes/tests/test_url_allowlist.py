@@ -100,6 +100,21 @@ def main() -> int:
                 failures.append(f"send: {case['name']}: {out}")
         elif out != imports_http.HttpError("denied") or listener.connections != before:
             failures.append(f"send: {case['name']}: {out}, {listener.connections - before} connection(s)")
+    # Headers and keys with control characters never leave the host.
+    base = f"http://127.0.0.1:{listener.port}/v1"
+    os.environ["WARDEN_TEST_CRLF_KEY"] = "sk-1\r\nx-evil: 1"
+    gateway = imports_http.HttpGateway([
+        imports_http.Destination(name="open", base_url=base),
+        imports_http.Destination(name="keyed", base_url=base, credential=imports_http.Credential(env="WARDEN_TEST_CRLF_KEY")),
+    ])
+    before = listener.connections
+    for dest, headers in [("open", [("x-a", "b\r\nx-evil: 1")]), ("open", [("x-a", "b\r\n\tfolded")]),
+                          ("open", [("x-a", "b\x00")]), ("open", [("x a", "b")]), ("keyed", [])]:
+        out = gateway.send(imports_http.Request(dest, "get", base + "/x", headers=headers, timeout_ms=2000))
+        if not (isinstance(out, imports_http.HttpError) and out.case == "transport"):
+            failures.append(f"header {headers or 'key'}: {out}")
+    if listener.connections != before:
+        failures.append(f"a header with control characters opened {listener.connections - before} connection(s)")
     listener.sock.close()
 
     for line in failures:

@@ -234,6 +234,13 @@ export class HttpGateway {
     headers["content-length"] = String(body.byteLength);
     const client = target.protocol === "https:" ? https : target.protocol === "http:" ? http : undefined;
     if (!client) return err("denied");
+    // node:http throws on a header it cannot send (CR, LF, NUL, a name that is not a token);
+    // answer that as the Rust host does, a transport error before any connection.
+    for (const [name, value] of Object.entries(headers)) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\0-\x08\x0a-\x1f\x7f]/.test(String(value))) {
+        return err("transport", `invalid request: header \`${name}\` cannot be sent`);
+      }
+    }
     return new Promise((resolve) => {
       let settled = false;
       const finish = (result) => {

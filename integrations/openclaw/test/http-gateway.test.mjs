@@ -197,3 +197,20 @@ test("send_all_runs_concurrently_and_answers_in_request_order", async () => {
   assert.equal(out[1].val.tag, "denied");
   assert.ok(elapsed < 2_000, `three 1 s requests took ${elapsed} ms`);
 });
+
+test("a_header_with_control_characters_is_a_transport_error_without_connecting", async () => {
+  const before = connections;
+  const g = gateway();
+  for (const headers of [[["x-a", "b\r\nx-evil: 1"]], [["x-a", "b\u0000"]], [["x a", "b"]], [["x-a\r\n", "b"]]]) {
+    const out = await g.send(request({ headers }));
+    assert.equal(out.tag, "err", JSON.stringify(headers));
+    assert.equal(out.val.tag, "transport", JSON.stringify(headers));
+  }
+  const keyed = new HttpGateway(
+    destinationsFrom({ destinations: [{ name: "api", baseUrl: `${base}/v1`, credential: { env: "API_KEY" } }] }),
+    { env: { API_KEY: "sk-1\r\nx-evil: 1" } },
+  );
+  const out = await keyed.send(request({}));
+  assert.equal(out.val?.tag, "transport", "a key with CR LF is never sent");
+  assert.equal(connections, before);
+});
