@@ -3,6 +3,9 @@
 //! a loopback destination, and a refused URL never opens a connection. Also
 //! `warden validate` on destinations: refusals and missing-credential warnings.
 
+// Test code: a failed expectation is the test failing.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 mod support;
 
 use serde_json::{Value, json};

@@ -2,6 +2,9 @@
 //! subprocess: 0 answered, 1 could not answer, 2 bad input, 3 `check
 //! --fail-on` met, and error texts without Rust type names.
 
+// Test code: a failed expectation is the test failing.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 mod support;
 
 use serde_json::json;

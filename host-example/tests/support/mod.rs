@@ -1,7 +1,8 @@
 //! Runs the built `warden` binary as a subprocess, the way users and scripts
 //! run it, and a loopback listener that counts the connections it accepts.
 
-#![allow(dead_code)]
+// Test code: a failed expectation is the test failing.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic, dead_code)]
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
