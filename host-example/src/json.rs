@@ -31,10 +31,34 @@ pub fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
             Some(i) if inner.is_data() => message[..i].to_string(),
             _ => message,
         };
+        let message = without_type_names(&message);
         if path == "." || path.is_empty() { message } else { format!("{path}: {message}") }
     })?;
     de.end().map_err(|e| format!("trailing characters after the JSON value: {e}"))?;
     Ok(value)
+}
+
+/// A deserializer's message with the names of the host's own types taken
+/// out: `expected struct ToolCallJson` reads `expected a JSON object`.
+fn without_type_names(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find("expected ") {
+        out.push_str(&rest[..i + "expected ".len()]);
+        rest = &rest[i + "expected ".len()..];
+        for (kind, plain) in
+            [("struct ", "a JSON object"), ("enum ", "one of the documented values"), ("tuple struct ", "a JSON value")]
+        {
+            if let Some(after) = rest.strip_prefix(kind) {
+                let end = after.find(|c: char| !c.is_ascii_alphanumeric() && c != '_').unwrap_or(after.len());
+                out.push_str(plain);
+                rest = &after[end..];
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `identity`.
