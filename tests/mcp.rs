@@ -349,7 +349,7 @@ fn every_hostile_line_is_refused_by_the_binary_before_it_reaches_the_filesystem_
     assert_eq!(answer["id"], 32);
     assert!(answer["result"].to_string().contains("hello from the filesystem"), "{answer}");
     // A duplicated `method` is forwarded as the one method that was read.
-    raw.send(format!(r#"{{"jsonrpc":"2.0","id":33,"method":"tools/call","method":"ping"}}"#).as_bytes());
+    raw.send(br#"{"jsonrpc":"2.0","id":33,"method":"tools/call","method":"ping"}"#);
     let answer = raw.answer();
     assert_eq!((answer["id"].clone(), answer["result"].clone()), (json!(33), json!({})), "{answer}");
     // Still serving after all of it.

@@ -251,7 +251,7 @@ fn start_binary(extra: &[&str]) -> Binary {
 
 /// One raw HTTP/1.1 exchange on `stream`: the status and the body.
 fn exchange(stream: &mut std::net::TcpStream, request: &str) -> (u16, Value) {
-    use std::io::{BufRead, Read, Write};
+    use std::io::Write;
     stream.write_all(request.as_bytes()).expect("send");
     read_response(stream)
 }
