@@ -285,9 +285,13 @@ fn the_mcp_router_with_the_real_judge_answers_or_forwards_each_line() {
             check(ok && answer["jsonrpc"] == "2.0", || format!("answer: {answer}"))?;
         }
         if let Some(text) = forward {
-            // `.env` reads are never forwarded: the judge denies them (`path.protected`).
+            // `.env` reads by the server's read tools are never forwarded: the judge denies them (`path.protected`).
             let v: Value = serde_json::from_str(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let reads_env = v["method"] == "tools/call" && v["params"]["arguments"].to_string().contains(".env\"");
+            let reader =
+                ["read_text_file", "read_file", "write_file"].contains(&v["params"]["name"].as_str().unwrap_or(""));
+            let reads_env = v["method"] == "tools/call"
+                && reader
+                && v["params"]["arguments"]["path"].as_str().is_some_and(|p| p.ends_with("/.env"));
             check(!reads_env, || format!("forwarded {text}"))?;
         }
         Ok(())

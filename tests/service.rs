@@ -449,3 +449,16 @@ fn listening_beyond_loopback_warns_on_stderr() {
     assert!(stderr.contains("warning: listening on 192.0.2.1:0, beyond loopback"), "{stderr}");
     assert_eq!(out.status.code(), Some(warden_host::cli::EXIT_FAILURE), "{stderr}");
 }
+
+#[test]
+fn a_body_of_the_wrong_json_type_is_refused_without_naming_a_host_type() {
+    // Found by fuzzing the JSON mapping: the message once read `expected struct ToolCallJson`.
+    let b = start_binary(&[]);
+    for (path, body) in [("/v1/check/tool", "0"), ("/v1/check/turn", "[]"), ("/v1/check/outbound", "\"x\"")] {
+        let (status, v) = exchange(&mut connect(&b), &raw_post(path, body));
+        let message = v["error"].as_str().unwrap_or_default();
+        assert_eq!(status, 400, "{path} {body}: {v}");
+        assert!(message.contains("expected a JSON object"), "{message}");
+        assert!(!message.contains("Json") && !message.contains("struct") && !message.contains("enum"), "{message}");
+    }
+}

@@ -26,7 +26,7 @@
 //!
 //! Failure mode: fail-closed. A `tools/call` that cannot be read is refused.
 
-use crate::bindings::warden::guard::types::Decision;
+use crate::bindings::warden::guard::types::{ApprovalScope, Decision};
 use crate::json::{IdentityJson, ToolCallJson, now_ms};
 use crate::runtime::Runtime;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -415,10 +415,15 @@ pub fn route_line(runtime: &Runtime, options: &McpOptions, line: &[u8]) -> (Opti
         Decision::Ask => {
             // The key is for a person: it goes to stderr (the MCP client's server log), never to the model.
             let key = verdict.approval_key.clone().unwrap_or_default();
+            let scope = match verdict.scope {
+                Some(ApprovalScope::Once) => format!("--scope once --call '{}'", call.id.to_string().replace('\'', "")),
+                Some(ApprovalScope::Always) => "--scope always".to_string(),
+                _ => format!("--scope session --session {}", options.session_id),
+            };
             eprintln!(
                 "warden mcp: `{tool}` needs approval ({}); a person can record it with `warden approve --key {key} \
-                 --scope session --session {}`",
-                verdict.rule, options.session_id
+                 {scope}`",
+                verdict.rule
             );
             let text = format!(
                 "Warden needs a person to approve this tool call ({}): {} The approval is recorded outside this \
