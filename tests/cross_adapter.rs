@@ -102,9 +102,9 @@ fn the_http_service_gives_the_same_decisions() {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let options = warden_host::serve::ServeOptions {
-            token: "cross-adapter-token-0123".into(),
             max_body_bytes: 1 << 20,
             concurrency: 2,
+            ..warden_host::serve::ServeOptions::new("cross-adapter-token-0123")
         };
         let tokio = tokio::runtime::Runtime::new().expect("tokio");
         let _ =

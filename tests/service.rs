@@ -1,5 +1,6 @@
 //! `warden serve`: auth, limits, malformed input, concurrency, and answers
-//! identical to the CLI's.
+//! identical to the CLI's; the limits, the token and the warnings through the
+//! shipped binary as a subprocess.
 
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -20,7 +21,7 @@ fn start(config: &str, max_body_bytes: usize) -> (Service, Arc<warden_host::Runt
     let (tx, rx) = std::sync::mpsc::channel();
     let serving = rt.clone();
     std::thread::spawn(move || {
-        let options = ServeOptions { token: TOKEN.into(), max_body_bytes, concurrency: 4 };
+        let options = ServeOptions { max_body_bytes, concurrency: 4, ..ServeOptions::new(TOKEN) };
         let tokio = tokio::runtime::Runtime::new().expect("tokio");
         let listen: SocketAddr = "127.0.0.1:0".parse().expect("addr");
         let _ = tokio.block_on(warden_host::serve::serve(serving, options, listen, move |addr| {
@@ -190,5 +191,274 @@ fn openapi_document_describes_exactly_the_served_routes() {
     for (method, path) in ROUTES {
         let status = if *method == "get" { get(&s, path, Some(TOKEN)).0 } else { post(&s, path, Some(TOKEN), "{}").0 };
         assert_ne!(status, 404, "{method} {path} is served");
+    }
+}
+
+/// `warden serve` as a subprocess on 127.0.0.1:0, killed when dropped.
+struct Binary {
+    child: std::process::Child,
+    addr: SocketAddr,
+    /// What it printed on stderr before it was serving.
+    before: String,
+    _db: TempDb,
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_command(db: &TempDb, extra: &[&str]) -> std::process::Command {
+    let config = db.dir.path().join("warden.json");
+    std::fs::write(&config, "{}").expect("config");
+    let mut cmd = warden_tests::binary::warden_command();
+    cmd.args(["serve", "--config"])
+        .arg(&config)
+        .arg("--db")
+        .arg(db.path())
+        .args(extra)
+        .env("WARDEN_TOKEN", TOKEN)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+fn start_binary(extra: &[&str]) -> Binary {
+    use std::io::BufRead;
+    let db = TempDb::new();
+    let mut args = vec!["--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let mut child = serve_command(&db, &args).spawn().expect("warden serve runs");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut before = String::new();
+    let addr = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).expect("stderr") == 0 {
+            panic!("warden serve stopped before serving: {before}");
+        }
+        if let Some(addr) = line.trim().strip_prefix("warden: serving on http://") {
+            break addr.parse().expect("the bound address");
+        }
+        before.push_str(&line);
+    };
+    // Keep draining stderr so the service never blocks on it.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    Binary { child, addr, before, _db: db }
+}
+
+/// One raw HTTP/1.1 exchange on `stream`: the status and the body.
+fn exchange(stream: &mut std::net::TcpStream, request: &str) -> (u16, Value) {
+    use std::io::Write;
+    stream.write_all(request.as_bytes()).expect("send");
+    read_response(stream)
+}
+
+fn read_response(stream: &mut std::net::TcpStream) -> (u16, Value) {
+    use std::io::{BufRead, Read};
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).expect("timeout");
+    let mut reader = std::io::BufReader::new(stream);
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).expect("status line");
+    let status = status_line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("header");
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).expect("body");
+    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+}
+
+fn raw_get(path: &str, authorization: Option<&str>) -> String {
+    let auth = authorization.map(|a| format!("authorization: {a}\r\n")).unwrap_or_default();
+    format!("GET {path} HTTP/1.1\r\nhost: warden\r\n{auth}\r\n")
+}
+
+fn raw_post(path: &str, body: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nhost: warden\r\nauthorization: Bearer {TOKEN}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn connect(b: &Binary) -> std::net::TcpStream {
+    std::net::TcpStream::connect(b.addr).expect("connect")
+}
+
+fn allowed_call() -> &'static str {
+    r#"{"toolName": "calendar_list", "arguments": {}, "sessionId": "s1"}"#
+}
+
+fn padded_call(len: usize) -> String {
+    let call = allowed_call();
+    format!("{call}{}", " ".repeat(len - call.len()))
+}
+
+#[test]
+fn the_bearer_scheme_is_matched_in_any_case_and_only_the_exact_token_passes() {
+    let b = start_binary(&[]);
+    let call = allowed_call();
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        for gap in [" ", "  "] {
+            let auth = format!("{scheme}{gap}{TOKEN}");
+            let request = raw_post("/v1/check/tool", call).replace(&format!("Bearer {TOKEN}"), &auth);
+            let (status, v) = exchange(&mut connect(&b), &request);
+            assert_eq!(status, 200, "{auth}: {v}");
+            assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some("allow"), Some("tools.allow")), "{auth}");
+        }
+    }
+    let refused = [
+        format!("Basic {TOKEN}"),
+        format!("Bearer{TOKEN}"),
+        format!("Bearer {TOKEN}x"),
+        format!("Bearer {}", &TOKEN[..TOKEN.len() - 1]),
+        format!("Bearer {}", TOKEN.to_uppercase()),
+        "Bearer ".to_string(),
+        "Bearer".to_string(),
+    ];
+    for auth in refused {
+        let request = raw_post("/v1/check/tool", call).replace(&format!("Bearer {TOKEN}"), &auth);
+        let (status, v) = exchange(&mut connect(&b), &request);
+        assert_eq!(status, 401, "{auth}: {v}");
+        assert!(v["error"].as_str().unwrap_or_default().contains("Bearer"), "{v}");
+    }
+    assert!(!b.before.contains("warning"), "no warning on loopback: {}", b.before);
+}
+
+#[test]
+fn health_names_the_policy_version_only_to_a_client_with_the_token() {
+    let b = start_binary(&[]);
+    let (status, open) = exchange(&mut connect(&b), &raw_get("/v1/health", None));
+    assert_eq!(status, 200);
+    assert_eq!(open["status"], "ok");
+    assert!(open.get("policyVersion").is_none(), "{open}");
+    let (_, wrong) = exchange(&mut connect(&b), &raw_get("/v1/health", Some("Bearer wrong-token-0123456789")));
+    assert!(wrong.get("policyVersion").is_none(), "{wrong}");
+    let (status, authed) = exchange(&mut connect(&b), &raw_get("/v1/health", Some(&format!("bearer {TOKEN}"))));
+    assert_eq!(status, 200);
+    assert!(authed["policyVersion"].as_str().is_some_and(|v| !v.is_empty()), "{authed}");
+}
+
+#[test]
+fn connections_past_the_cap_are_answered_503_until_one_closes() {
+    let b = start_binary(&["--max-connections", "2"]);
+    // Two open connections, each served (exactly at the cap) and kept alive.
+    let mut first = connect(&b);
+    let mut second = connect(&b);
+    assert_eq!(exchange(&mut first, &raw_get("/v1/health", None)).0, 200);
+    assert_eq!(exchange(&mut second, &raw_get("/v1/health", None)).0, 200);
+    let (status, v) = exchange(&mut connect(&b), &raw_get("/v1/health", None));
+    assert_eq!(status, 503, "{v}");
+    assert!(v["error"].as_str().unwrap_or_default().contains("2 connections open"), "{v}");
+    // Still serving the connections it holds.
+    assert_eq!(exchange(&mut first, &raw_get("/v1/health", None)).0, 200);
+    drop(first);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (status, _) = exchange(&mut connect(&b), &raw_get("/v1/health", None));
+        if status == 200 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "a place frees when a connection closes");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn request_bodies_past_the_in_flight_budget_are_answered_503() {
+    use std::io::Write;
+    let b = start_binary(&["--max-body-bytes", "1000", "--max-inflight-body-bytes", "1500"]);
+    // A client that declared 1000 bytes and sent 10 holds 1000 of the 1500.
+    let body = padded_call(1000);
+    let request = raw_post("/v1/check/tool", &body);
+    let (head, rest) = request.split_at(request.len() - body.len() + 10);
+    let mut slow = connect(&b);
+    slow.write_all(head.as_bytes()).expect("send the head");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // 500 more is exactly the budget.
+    let (status, v) = exchange(&mut connect(&b), &raw_post("/v1/check/tool", &padded_call(500)));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["rule"], "tools.allow");
+    // 501 is one byte past it.
+    let (status, v) = exchange(&mut connect(&b), &raw_post("/v1/check/tool", &padded_call(501)));
+    assert_eq!(status, 503, "{v}");
+    assert!(v["error"].as_str().unwrap_or_default().contains("1500 bytes of request bodies"), "{v}");
+    // The slow request completes and frees its share.
+    slow.write_all(rest.as_bytes()).expect("send the rest");
+    let (status, v) = read_response(&mut slow);
+    assert_eq!((status, v["rule"].as_str()), (200, Some("tools.allow")), "{v}");
+    let (status, _) = exchange(&mut connect(&b), &raw_post("/v1/check/tool", &padded_call(501)));
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn a_body_at_the_size_limit_is_checked_and_one_byte_more_gets_413() {
+    let b = start_binary(&["--max-body-bytes", "1000"]);
+    let (status, v) = exchange(&mut connect(&b), &raw_post("/v1/check/tool", &padded_call(1000)));
+    assert_eq!((status, v["rule"].as_str()), (200, Some("tools.allow")), "{v}");
+    let (status, v) = exchange(&mut connect(&b), &raw_post("/v1/check/tool", &padded_call(1001)));
+    assert_eq!(status, 413, "{v}");
+    assert!(v["error"].as_str().unwrap_or_default().contains("larger than the service accepts"), "{v}");
+}
+
+#[test]
+fn limits_the_service_cannot_work_with_are_refused_before_it_starts() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--max-body-bytes", "0"],
+            "`--max-body-bytes` must be at least 1: a limit of `0` would refuse every request",
+        ),
+        (&["--max-connections", "0"], "`--max-connections` must be at least 1"),
+        (
+            &["--max-body-bytes", "2000", "--max-inflight-body-bytes", "1999"],
+            "`--max-inflight-body-bytes` (`1999`) must be at least `--max-body-bytes` (`2000`)",
+        ),
+        (&["--max-inflight-body-bytes", "4294967296"], "`--max-inflight-body-bytes` must be at most 4294967295"),
+    ];
+    for (flags, expected) in cases {
+        let db = TempDb::new();
+        let mut args = vec!["--listen", "127.0.0.1:0"];
+        args.extend_from_slice(flags);
+        let out = serve_command(&db, &args).output().expect("warden serve runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(warden_host::cli::EXIT_INVALID), "{flags:?}: {stderr}");
+        assert!(stderr.contains(expected), "{flags:?}: {stderr}");
+        assert_eq!(db.records(), None, "{flags:?}: nothing was opened");
+    }
+}
+
+#[test]
+fn listening_beyond_loopback_warns_on_stderr() {
+    // 192.0.2.1 (TEST-NET-1) is not this machine's: the bind fails after the warning, so nothing listens.
+    let db = TempDb::new();
+    let out = serve_command(&db, &["--listen", "192.0.2.1:0"]).output().expect("warden serve runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("warning: listening on 192.0.2.1:0, beyond loopback"), "{stderr}");
+    assert_eq!(out.status.code(), Some(warden_host::cli::EXIT_FAILURE), "{stderr}");
+}
+
+#[test]
+fn a_body_of_the_wrong_json_type_is_refused_without_naming_a_host_type() {
+    // Found by fuzzing the JSON mapping: the message once read `expected struct ToolCallJson`.
+    let b = start_binary(&[]);
+    for (path, body) in [("/v1/check/tool", "0"), ("/v1/check/turn", "[]"), ("/v1/check/outbound", "\"x\"")] {
+        let (status, v) = exchange(&mut connect(&b), &raw_post(path, body));
+        let message = v["error"].as_str().unwrap_or_default();
+        assert_eq!(status, 400, "{path} {body}: {v}");
+        assert!(message.contains("expected a JSON object"), "{message}");
+        assert!(!message.contains("Json") && !message.contains("struct") && !message.contains("enum"), "{message}");
     }
 }

@@ -4,8 +4,10 @@ fn main() {
     let code = warden_host::cli::run(
         std::env::args_os().collect(),
         warden_host::cli::Io {
-            stdin: &mut std::io::stdin().lock(),
-            stdout: &mut std::io::stdout().lock(),
+            // Not locked for the process's life: `warden mcp` reads and writes
+            // these streams from its async runtime's threads.
+            stdin: &mut std::io::stdin(),
+            stdout: &mut std::io::stdout(),
             stderr: &mut std::io::stderr(),
         },
     );

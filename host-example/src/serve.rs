@@ -1,18 +1,24 @@
 //! `warden serve`: the checks as a JSON HTTP service, for runtimes that cannot
 //! embed the component.
 //!
-//! Every endpoint but `GET /v1/health` requires `Authorization: Bearer TOKEN`.
-//! Request bodies over the size limit are refused with 413, malformed JSON with
-//! 400 and a message naming the field. Checks run on blocking threads against
-//! the runtime's instance pool, at most `concurrency` at a time, so concurrent
-//! requests are served in parallel without unbounded instance growth. The
-//! OpenAPI document is `host-example/openapi.json`, also served at
+//! Every endpoint but `GET /v1/health` requires `Authorization: Bearer TOKEN`
+//! (the scheme in any case, as HTTP says; the token compared in constant
+//! time); `GET /v1/health` names the policy version only to a client that
+//! sends the token. Request bodies over the size limit are refused with 413,
+//! malformed JSON with 400 and a message naming the field. At most
+//! `max_connections` connections are open at once (the next one is answered
+//! 503 and closed), and at most `max_inflight_body_bytes` of request bodies
+//! are being read or checked at once (a request that would pass it is
+//! answered 503 before its body is read). Checks run on blocking threads
+//! against the runtime's instance pool, at most `concurrency` at a time, so
+//! concurrent requests are served in parallel without unbounded instance
+//! growth. The OpenAPI document is `host-example/openapi.json`, also served at
 //! `GET /v1/openapi.json`.
 
 use crate::json::{self, DiagnosticsJson, TurnOutcomeJson, VerdictJson};
 use crate::runtime::Runtime;
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -20,15 +26,29 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::json;
+use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
 use subtle::ConstantTimeEq;
-use tokio::sync::Semaphore;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Default largest request body, in bytes (1 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Default number of checks that run at the same time.
 pub const DEFAULT_CONCURRENCY: usize = 8;
+/// Default number of connections open at the same time.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+/// Default total of request body bytes being read or checked at the same time (16 MiB).
+pub const DEFAULT_MAX_INFLIGHT_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// Largest `max_inflight_body_bytes` accepted (4 GiB - 1).
+pub const MAX_INFLIGHT_BODY_BYTES: usize = u32::MAX as usize;
+/// How long a connection over the limit is given to read its 503 answer.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
 /// Shortest bearer token accepted, in characters.
 pub const MIN_TOKEN_CHARS: usize = 16;
 
@@ -49,14 +69,60 @@ pub const ROUTES: &[(&str, &str)] = &[
 /// How the service runs.
 pub struct ServeOptions {
     pub token: String,
+    /// Largest request body, in bytes (at least 1).
     pub max_body_bytes: usize,
+    /// Checks that run at the same time.
     pub concurrency: usize,
+    /// Connections open at the same time (at least 1).
+    pub max_connections: usize,
+    /// Request body bytes read or checked at the same time (at least `max_body_bytes`).
+    pub max_inflight_body_bytes: usize,
+}
+
+impl ServeOptions {
+    /// Options with `token` and every limit at its default.
+    pub fn new(token: impl Into<String>) -> ServeOptions {
+        ServeOptions {
+            token: token.into(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            concurrency: DEFAULT_CONCURRENCY,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_inflight_body_bytes: DEFAULT_MAX_INFLIGHT_BODY_BYTES,
+        }
+    }
+
+    /// Refuses limits the service cannot work with, naming the flag.
+    pub fn check(&self) -> Result<(), String> {
+        if self.max_body_bytes == 0 {
+            return Err("`--max-body-bytes` must be at least 1: a limit of `0` would refuse every request".into());
+        }
+        if self.max_connections == 0 {
+            return Err("`--max-connections` must be at least 1: a limit of `0` would refuse every connection".into());
+        }
+        if self.max_inflight_body_bytes > MAX_INFLIGHT_BODY_BYTES {
+            return Err(format!(
+                "`--max-inflight-body-bytes` must be at most {MAX_INFLIGHT_BODY_BYTES}; got `{}`",
+                self.max_inflight_body_bytes
+            ));
+        }
+        if self.max_inflight_body_bytes < self.max_body_bytes {
+            return Err(format!(
+                "`--max-inflight-body-bytes` (`{}`) must be at least `--max-body-bytes` (`{}`): a body of the largest \
+                 size could never be read",
+                self.max_inflight_body_bytes, self.max_body_bytes
+            ));
+        }
+        Ok(())
+    }
 }
 
 struct AppState {
     runtime: Arc<Runtime>,
-    token: String,
+    token_digest: [u8; 32],
     permits: Semaphore,
+    max_body_bytes: usize,
+    max_inflight_body_bytes: usize,
+    body_bytes: Arc<Semaphore>,
 }
 
 type Shared = Arc<AppState>;
@@ -131,13 +197,13 @@ fn parse<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, ApiError> {
     json::parse(text).map_err(|m| error(StatusCode::BAD_REQUEST, m))
 }
 
-async fn health(State(state): State<Shared>) -> Response {
-    axum::Json(json!({
-        "status": "ok",
-        "version": env!("CARGO_PKG_VERSION"),
-        "policyVersion": state.runtime.report().policy_version,
-    }))
-    .into_response()
+/// `ok` and Warden's version to anyone; the policy version only with the token.
+async fn health(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    let mut body = json!({ "status": "ok", "version": env!("CARGO_PKG_VERSION") });
+    if authorized(&state, &headers) {
+        body["policyVersion"] = json!(state.runtime.report().policy_version);
+    }
+    axum::Json(body).into_response()
 }
 
 async fn openapi() -> Response {
@@ -189,15 +255,55 @@ async fn record(State(state): State<Shared>, body: Body) -> Result<Response, Api
     Ok(axum::Json(value).into_response())
 }
 
-/// Refuses requests without the bearer token, comparing in constant time.
+/// The token of an `Authorization` value in the `Bearer` scheme, the scheme
+/// in any case and one or more spaces before the token (RFC 9110, 11.4).
+pub fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once(' ')?;
+    let token = rest.trim_start_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Whether the request carries the service's token. Both sides are hashed
+/// first, so the comparison takes the same time whatever the length or
+/// content of what was presented.
+fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
+    let Some(presented) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token)
+    else {
+        return false;
+    };
+    let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+    digest.ct_eq(&state.token_digest).into()
+}
+
+/// Reserves the request's body bytes (its declared length, or the largest
+/// body for a body of unknown length) from the in-flight budget until the
+/// answer is sent; a request the budget cannot hold now is answered 503.
+async fn body_budget(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let hint = request.body().size_hint();
+    if hint.lower() > state.max_body_bytes as u64 {
+        return error(StatusCode::PAYLOAD_TOO_LARGE, "the request body is larger than the service accepts")
+            .into_response();
+    }
+    let wanted = hint.exact().unwrap_or(state.max_body_bytes as u64).min(state.max_body_bytes as u64) as u32;
+    if wanted == 0 {
+        return next.run(request).await;
+    }
+    let Ok(_reserved) = state.body_bytes.clone().try_acquire_many_owned(wanted) else {
+        let message = format!(
+            "the service is already reading or checking {} bytes of request bodies, as many as it accepts at once; \
+             retry shortly",
+            state.max_inflight_body_bytes
+        );
+        let mut response = error(StatusCode::SERVICE_UNAVAILABLE, message).into_response();
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
+    };
+    next.run(request).await
+}
+
+/// Refuses requests without the bearer token.
 async fn authorize(State(state): State<Shared>, headers: HeaderMap, request: Request, next: Next) -> Response {
-    let presented = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    let ok: bool = presented.as_bytes().ct_eq(state.token.as_bytes()).into();
-    if ok {
+    if authorized(&state, &headers) {
         next.run(request).await
     } else {
         let mut response =
@@ -211,8 +317,11 @@ async fn authorize(State(state): State<Shared>, headers: HeaderMap, request: Req
 pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
     let state: Shared = Arc::new(AppState {
         runtime,
-        token: options.token.clone(),
+        token_digest: Sha256::digest(options.token.as_bytes()).into(),
         permits: Semaphore::new(options.concurrency.max(1)),
+        max_body_bytes: options.max_body_bytes,
+        max_inflight_body_bytes: options.max_inflight_body_bytes,
+        body_bytes: Arc::new(Semaphore::new(options.max_inflight_body_bytes.min(MAX_INFLIGHT_BODY_BYTES))),
     });
     let protected = Router::new()
         .route("/v1/openapi.json", get(openapi))
@@ -226,6 +335,7 @@ pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
         .route("/v1/health", get(health))
         .merge(protected)
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint; see /v1/openapi.json") })
+        .layer(middleware::from_fn_with_state(state.clone(), body_budget))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         .with_state(state)
 }
@@ -249,9 +359,15 @@ pub async fn serve(
     listen: SocketAddr,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(listen).await?;
+    options.check().map_err(std::io::Error::other)?;
+    let listener = TcpListener::bind(listen).await?;
     ready(listener.local_addr()?);
     let app = router(runtime.clone(), &options);
+    let listener = LimitedListener {
+        inner: listener,
+        open: Arc::new(Semaphore::new(options.max_connections)),
+        max_connections: options.max_connections,
+    };
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
@@ -259,4 +375,93 @@ pub async fn serve(
             runtime.cancel_requests();
         })
         .await
+}
+
+/// A listener that keeps at most `max_connections` connections open: the
+/// next one is answered 503 and closed without reaching the service.
+struct LimitedListener {
+    inner: TcpListener,
+    open: Arc<Semaphore>,
+    max_connections: usize,
+}
+
+/// A connection that holds one of the listener's places until it closes.
+struct LimitedStream {
+    stream: TcpStream,
+    _place: OwnedSemaphorePermit,
+}
+
+impl axum::serve::Listener for LimitedListener {
+    type Io = LimitedStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let (stream, addr) = axum::serve::Listener::accept(&mut self.inner).await;
+            match self.open.clone().try_acquire_owned() {
+                Ok(place) => return (LimitedStream { stream, _place: place }, addr),
+                Err(_) => {
+                    tokio::spawn(refuse_connection(stream, self.max_connections));
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.inner.local_addr()
+    }
+}
+
+/// Answers a connection over the limit with 503, then closes it.
+async fn refuse_connection(mut stream: TcpStream, max_connections: usize) {
+    let body = json!({
+        "error": format!("the service has {max_connections} connections open, as many as it accepts; retry shortly")
+    })
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         retry-after: 1\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(REFUSAL_TIMEOUT, async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await?;
+        // Read what the client sent, so closing does not reset the connection before it reads the answer.
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<(), std::io::Error>(())
+    })
+    .await;
+}
+
+impl AsyncRead for LimitedStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for LimitedStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
 }

@@ -187,12 +187,18 @@ enum Command {
         /// A file holding the bearer token clients must send [default: $WARDEN_TOKEN].
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
-        /// Largest request body, in bytes.
+        /// Largest request body, in bytes (at least 1).
         #[arg(long, default_value_t = crate::serve::DEFAULT_MAX_BODY_BYTES)]
         max_body_bytes: usize,
         /// Checks that run at the same time.
         #[arg(long, default_value_t = crate::serve::DEFAULT_CONCURRENCY as u64, value_parser = clap::value_parser!(u64).range(1..=256))]
         concurrency: u64,
+        /// Connections open at the same time; the next one is answered 503.
+        #[arg(long, default_value_t = crate::serve::DEFAULT_MAX_CONNECTIONS)]
+        max_connections: usize,
+        /// Request body bytes being read or checked at the same time; a request past it is answered 503.
+        #[arg(long, default_value_t = crate::serve::DEFAULT_MAX_INFLIGHT_BODY_BYTES)]
+        max_inflight_body_bytes: usize,
     },
     /// Answer a runtime's hook event read on stdin.
     Hook {
@@ -538,7 +544,23 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             runtime.record_approval(&approval.into()).map_err(call_failure)?;
             print_json(stdout, &serde_json::json!({"recorded": true, "key": key, "allow": !deny}))
         }
-        Command::Serve { policy, listen, token_file, max_body_bytes, concurrency } => {
+        Command::Serve {
+            policy,
+            listen,
+            token_file,
+            max_body_bytes,
+            concurrency,
+            max_connections,
+            max_inflight_body_bytes,
+        } => {
+            let limits = crate::serve::ServeOptions {
+                token: String::new(),
+                max_body_bytes,
+                concurrency: concurrency as usize,
+                max_connections,
+                max_inflight_body_bytes,
+            };
+            limits.check().map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
             let token = match token_file {
                 Some(path) => std::fs::read_to_string(&path)
@@ -550,7 +572,13 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             let token = token.trim().to_string();
             crate::serve::check_token(&token).map_err(Failure::invalid)?;
             let runtime = Arc::new(start(&host, &config, &policy.db)?);
-            let options = crate::serve::ServeOptions { token, max_body_bytes, concurrency: concurrency as usize };
+            let options = crate::serve::ServeOptions { token, ..limits };
+            if !listen.ip().to_canonical().is_loopback() {
+                eprintln!(
+                    "warden: warning: listening on {listen}, beyond loopback: anyone who can reach this address \
+                     can try tokens, and requests travel as plain HTTP; put a TLS proxy in front or listen on 127.0.0.1"
+                );
+            }
             tokio_runtime()?
                 .block_on(crate::serve::serve(runtime, options, listen, |addr| {
                     eprintln!("warden: serving on http://{addr}");
@@ -575,9 +603,12 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 server_name: name.unwrap_or_else(|| crate::mcp::server_name_from(&command)),
                 session_id: format!("mcp-{}-{}", std::process::id(), json::now_ms()),
             };
-            let code = tokio_runtime()?
-                .block_on(crate::mcp::run(runtime, options, command, tokio::io::stdin(), tokio::io::stdout()))
-                .map_err(|e| Failure::failed(format!("the MCP proxy stopped: {e}")))?;
+            let tokio = tokio_runtime()?;
+            let ran =
+                tokio.block_on(crate::mcp::run(runtime, options, command, tokio::io::stdin(), tokio::io::stdout()));
+            // A read of stdin may still be blocked on its thread (the server exited first): do not wait for it.
+            tokio.shutdown_background();
+            let code = ran.map_err(|e| Failure::failed(format!("the MCP proxy stopped: {e}")))?;
             if code == 0 { Ok(()) } else { Err(Failure::failed(format!("the MCP server exited with code {code}"))) }
         }
         Command::Gate { command } => gate::run(&host, command, stdout),
