@@ -105,6 +105,7 @@ fn the_http_service_gives_the_same_decisions() {
             token: "cross-adapter-token-0123".into(),
             max_body_bytes: 1 << 20,
             concurrency: 2,
+            clock: warden_host::clock::Clock::LIVE,
         };
         let tokio = tokio::runtime::Runtime::new().expect("tokio");
         let _ =

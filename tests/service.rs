@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use warden_host::clock::Clock;
 use warden_host::serve::{OPENAPI, ROUTES, ServeOptions};
 use warden_tests::{T0, TempDb, pin, runtime};
 
@@ -20,7 +21,8 @@ fn start(config: &str, max_body_bytes: usize) -> (Service, Arc<warden_host::Runt
     let (tx, rx) = std::sync::mpsc::channel();
     let serving = rt.clone();
     std::thread::spawn(move || {
-        let options = ServeOptions { token: TOKEN.into(), max_body_bytes, concurrency: 4 };
+        // Requests here carry the fixed instant `T0`: the service replays them.
+        let options = ServeOptions { token: TOKEN.into(), max_body_bytes, concurrency: 4, clock: Clock::REPLAY };
         let tokio = tokio::runtime::Runtime::new().expect("tokio");
         let listen: SocketAddr = "127.0.0.1:0".parse().expect("addr");
         let _ = tokio.block_on(warden_host::serve::serve(serving, options, listen, move |addr| {

@@ -1,6 +1,7 @@
 //! Shared pieces of the end-to-end tests: runtimes over temporary SQLite
 //! files, the hostile guest, a captured log, and a loopback HTTP server.
 
+pub mod binary;
 pub mod mock_http;
 
 use std::path::PathBuf;

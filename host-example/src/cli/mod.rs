@@ -4,6 +4,7 @@
 mod demo;
 mod gate;
 
+use crate::clock::Clock;
 use crate::json::{self, VerdictJson};
 use crate::runtime::{ComponentSource, Level, Limits, LogSink, Runtime, RuntimeOptions};
 use crate::storage::SqliteStorage;
@@ -54,6 +55,10 @@ struct HostArgs {
     /// Guest CPU time per call, in milliseconds (time in host calls excluded).
     #[arg(long, global = true, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     cpu_ms: u64,
+    /// Accept request times (`nowMs`, `--now-ms`) far from this host's clock, to replay recorded requests
+    /// [default: within 5 minutes of it]. Not for `hook` and `mcp`, which always use this host's clock.
+    #[arg(long, global = true)]
+    replay: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -332,8 +337,25 @@ fn print_json(stdout: &mut dyn Write, value: &impl serde::Serialize) -> Result<(
     writeln!(stdout, "{text}").map_err(|e| Failure::failed(format!("cannot write the answer: {e}")))
 }
 
+/// The request times this run accepts.
+fn clock(host: &HostArgs) -> Clock {
+    Clock { replay: host.replay }
+}
+
+/// Refuses `--replay` for a command that reads no request time.
+fn no_replay(host: &HostArgs, command: &str) -> Result<(), String> {
+    if host.replay {
+        return Err(format!(
+            "--replay: `warden {command}` always uses this host's clock and reads no request time, so there is \
+             nothing to replay"
+        ));
+    }
+    Ok(())
+}
+
 fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<(), Failure> {
     let host = cli.host;
+    let clock = clock(&host);
     match cli.command {
         Command::Check { what, policy } => {
             let config = read_config(&policy.config)?;
@@ -341,20 +363,20 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
             // Parse before opening anything: a rejected request writes nothing.
             match what {
                 CheckKind::Tool => {
-                    let call: json::ToolCallJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let call: json::ToolCallJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
                     let verdict = runtime.check_tool_call(&call.into());
                     print_json(stdout, &VerdictJson::from(&verdict))
                 }
                 CheckKind::Outbound => {
-                    let message: json::OutboundJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let message: json::OutboundJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let message = message.into_wit().map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
                     let verdict = runtime.check_outbound(&message);
                     print_json(stdout, &VerdictJson::from(&verdict))
                 }
                 CheckKind::Turn => {
-                    let turn: json::TurnJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let turn: json::TurnJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
                     let outcome = runtime.check_turn(&turn.into());
                     print_json(stdout, &json::TurnOutcomeJson::from(&outcome))
@@ -362,6 +384,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
             }
         }
         Command::Pin { policy, session, chat, label, run, now_ms } => {
+            clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
             let start = json::TurnStartJson { session_id: session, run_id: run, chat_id: Some(chat), label, now_ms };
@@ -369,6 +392,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
             print_json(stdout, &pin.as_ref().map(json::PinStateJson::from))
         }
         Command::Settle { policy, session, run, now_ms } => {
+            clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
             let end = json::TurnEndJson { session_id: session, run_id: run, now_ms };
@@ -393,7 +417,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
                 Some(k) => k,
                 None => {
                     let request = read_stdin(stdin)?;
-                    let call: json::ToolCallJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let call: json::ToolCallJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
                     let verdict = runtime.check_tool_call(&call.into());
                     verdict.approval_key.clone().ok_or_else(|| {
@@ -433,7 +457,8 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
             let token = token.trim().to_string();
             crate::serve::check_token(&token).map_err(Failure::invalid)?;
             let runtime = Arc::new(start(&host, &config, &policy.db)?);
-            let options = crate::serve::ServeOptions { token, max_body_bytes, concurrency: concurrency as usize };
+            let options =
+                crate::serve::ServeOptions { token, max_body_bytes, concurrency: concurrency as usize, clock };
             tokio_runtime()?
                 .block_on(crate::serve::serve(runtime, options, listen, |addr| {
                     eprintln!("warden: serving on http://{addr}");
@@ -452,6 +477,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
             }
         }
         Command::Mcp { policy, name, command } => {
+            no_replay(&host, "mcp").map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
             let runtime = Arc::new(start(&host, &config, &policy.db)?);
             let options = crate::mcp::McpOptions {
@@ -463,7 +489,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
                 .map_err(|e| Failure::failed(format!("the MCP proxy stopped: {e}")))?;
             if code == 0 { Ok(()) } else { Err(Failure::failed(format!("the MCP server exited with code {code}"))) }
         }
-        Command::Gate { command } => gate::run(&host, command, stdout),
+        Command::Gate { command } => gate::run(&host, clock, command, stdout),
         Command::Demo { db } => demo::run(&host, db, stdout),
     }
 }
@@ -483,6 +509,7 @@ fn hook_answer(
     style: crate::hook::HookStyle,
 ) -> crate::hook::HookAnswer {
     let decided = (|| -> Result<crate::hook::HookAnswer, String> {
+        no_replay(host, "hook")?;
         let event = read_stdin(stdin).map_err(|f| f.message)?;
         let event = crate::hook::parse_event(&event)?;
         let config = read_config(&policy.config).map_err(|f| f.message)?;
