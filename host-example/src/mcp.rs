@@ -12,7 +12,8 @@
 //! and the reason, so the model can read why. An `ask` cannot be answered on
 //! this path (MCP has no approval step the proxy could rely on), so it is
 //! answered the same way, with the approval key a person can record with
-//! `warden approve`.
+//! `warden approve`. Calls are judged at the host's clock: no time is read
+//! from MCP messages, so `--replay` is refused.
 //!
 //! Failure mode: fail-closed. A `tools/call` that cannot be read is refused.
 

@@ -3,7 +3,8 @@
 //!
 //! Every endpoint but `GET /v1/health` requires `Authorization: Bearer TOKEN`.
 //! Request bodies over the size limit are refused with 413, malformed JSON with
-//! 400 and a message naming the field. Checks run on blocking threads against
+//! 400 and a message naming the field, and so is a `nowMs` far from the host's
+//! clock ([`crate::clock`]) unless the service runs with `--replay`. Checks run on blocking threads against
 //! the runtime's instance pool, at most `concurrency` at a time, so concurrent
 //! requests are served in parallel without unbounded instance growth. The
 //! OpenAPI document is `host-example/openapi.json`, also served at

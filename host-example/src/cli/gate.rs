@@ -126,7 +126,7 @@ pub(super) enum GateCommand {
         #[arg(long)]
         now_ms: Option<u64>,
     },
-    /// The newest ledger lines first (1 to 50, default 20).
+    /// The last-written ledger lines first (1 to 50, default 20).
     Log {
         #[command(flatten)]
         policy: Policy,
