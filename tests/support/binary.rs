@@ -12,13 +12,35 @@ pub fn warden_binary() -> PathBuf {
         .get_or_init(|| {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let mut build = Command::new(cargo);
-            build.args(["build", "-p", "warden-host", "--bin", "warden", "--message-format=json"]);
+            // With this package selected too, features unify as in the build of
+            // these tests, so the host's dependencies are not built a second way.
+            build.args([
+                "build",
+                "-p",
+                "warden-host",
+                "-p",
+                "warden-tests",
+                "--bin",
+                "warden",
+                "--message-format=json",
+            ]);
             // The tests' own profile: `target/<profile>/deps/<test>` runs this.
             let profile = std::env::current_exe()
                 .ok()
                 .and_then(|exe| exe.parent()?.parent()?.file_name().map(|n| n.to_string_lossy().into_owned()));
             if profile.as_deref() == Some("release") {
                 build.arg("--release");
+            }
+            // What cargo set for this test process only: build scripts that watch these
+            // (`rerun-if-env-changed`) would otherwise rerun, here and in the next outer build.
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy();
+                let set_for_tests =
+                    ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_CRATE_", "CARGO_BIN_"].iter().any(|p| name.starts_with(p))
+                        || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&name.as_ref());
+                if set_for_tests {
+                    build.env_remove(name.as_ref());
+                }
             }
             let out = build.stderr(Stdio::inherit()).output().expect("cargo runs");
             assert!(out.status.success(), "building the warden binary failed");
