@@ -38,6 +38,7 @@ fn check_tool_on_a_pinned_session_denies_other_chats_and_allows_the_pinned_one()
             "Alice",
             "--now-ms",
             &now,
+            "--replay",
         ],
         "",
     );
@@ -48,14 +49,14 @@ fn check_tool_on_a_pinned_session_denies_other_chats_and_allows_the_pinned_one()
         r#"{{"toolName": "teams_send_chat_message", "arguments": {{"chat": "19:bob"}}, "sessionId": "s1", "nowMs": {}}}"#,
         T0 + 1
     );
-    let out = warden(&["check", "tool", "--config", &config, "--db", &db_path], &other);
+    let out = warden(&["check", "tool", "--config", &config, "--db", &db_path, "--replay"], &other);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v = json(&out.stdout);
     assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some("deny"), Some("pin.other-chat")));
     assert!(v["reason"].as_str().unwrap_or_default().contains("\"Alice\""));
 
     let same = other.replace("19:bob", "19:alice");
-    let out = warden(&["check", "tool", "--config", &config, "--db", &db_path], &same);
+    let out = warden(&["check", "tool", "--config", &config, "--db", &db_path, "--replay"], &same);
     let v = json(&out.stdout);
     assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some("allow"), Some("pin.pinned-chat")));
 }

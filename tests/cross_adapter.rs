@@ -104,6 +104,7 @@ fn the_http_service_gives_the_same_decisions() {
         let options = warden_host::serve::ServeOptions {
             max_body_bytes: 1 << 20,
             concurrency: 2,
+            clock: warden_host::clock::Clock::LIVE,
             ..warden_host::serve::ServeOptions::new("cross-adapter-token-0123")
         };
         let tokio = tokio::runtime::Runtime::new().expect("tokio");

@@ -48,7 +48,7 @@ impl Workspace {
 
     /// `warden mcp` in front of `server` (its arguments after the program).
     fn proxy(&self, server: &[&str]) -> Command {
-        let mut cmd = warden_command();
+        let mut cmd = warden_command(&[]);
         cmd.args(["mcp", "--name", "fs", "--config"])
             .arg(self.dir.path().join("warden.json"))
             .arg("--db")

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use warden_host::clock::Clock;
 use warden_host::serve::{OPENAPI, ROUTES, ServeOptions};
 use warden_tests::{T0, TempDb, pin, runtime};
 
@@ -21,7 +22,8 @@ fn start(config: &str, max_body_bytes: usize) -> (Service, Arc<warden_host::Runt
     let (tx, rx) = std::sync::mpsc::channel();
     let serving = rt.clone();
     std::thread::spawn(move || {
-        let options = ServeOptions { max_body_bytes, concurrency: 4, ..ServeOptions::new(TOKEN) };
+        // Requests here carry the fixed instant `T0`: the service replays them.
+        let options = ServeOptions { max_body_bytes, concurrency: 4, clock: Clock::REPLAY, ..ServeOptions::new(TOKEN) };
         let tokio = tokio::runtime::Runtime::new().expect("tokio");
         let listen: SocketAddr = "127.0.0.1:0".parse().expect("addr");
         let _ = tokio.block_on(warden_host::serve::serve(serving, options, listen, move |addr| {
@@ -213,7 +215,7 @@ impl Drop for Binary {
 fn serve_command(db: &TempDb, extra: &[&str]) -> std::process::Command {
     let config = db.dir.path().join("warden.json");
     std::fs::write(&config, "{}").expect("config");
-    let mut cmd = warden_tests::binary::warden_command();
+    let mut cmd = warden_tests::binary::warden_command(&[]);
     cmd.args(["serve", "--config"])
         .arg(&config)
         .arg("--db")

@@ -331,7 +331,7 @@ fn warden_approve_records_answers_by_key_or_from_the_call_on_stdin() {
     let config = db.dir.path().join("config.json");
     std::fs::write(&config, "{}").expect("write config");
     let (config, db_path) = (config.display().to_string(), db.path().display().to_string());
-    let policy = ["--config", config.as_str(), "--db", db_path.as_str()];
+    let policy = ["--config", config.as_str(), "--db", db_path.as_str(), "--replay"];
     let web = |url: &str| {
         json!({"toolName": "WebFetch", "arguments": {"url": url, "prompt": "p"}, "sessionId": SESSION, "cwd": "/ws", "nowMs": T0})
             .to_string()
@@ -383,7 +383,7 @@ fn warden_approve_refuses_bad_answers_with_one_line_naming_the_field_and_records
     let config = dir.join("config.json").display().to_string();
     let edited = dir.join("edited.json").display().to_string();
     let db_path = db.path().display().to_string();
-    let policy = ["--config", config.as_str(), "--db", db_path.as_str()];
+    let policy = ["--config", config.as_str(), "--db", db_path.as_str(), "--replay"];
     let web = json!({"toolName": "WebFetch", "arguments": {"url": "https://x", "prompt": "p"}, "sessionId": SESSION, "nowMs": T0})
         .to_string();
     let bash_call = |command: &str| {

@@ -9,6 +9,9 @@
 //! `"allow"` instead. With `--exit-code`, a denial exits 2 with the reason on
 //! stderr instead of printing JSON (the older hook protocol).
 //!
+//! The call is judged at the host's clock: no time is read from the event, so
+//! `--replay` is refused.
+//!
 //! Failure mode: fail-closed. An event that cannot be read, or a guard that
 //! cannot start, exits 2, which blocks the tool call, with the reason on stderr.
 

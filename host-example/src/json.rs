@@ -4,9 +4,10 @@
 //! Field names are the WIT names in camelCase (`tool-name` → `toolName`);
 //! enum cases are the WIT case names (`allow`, `no-match`, `session`);
 //! `option` fields may be omitted; `nowMs` may be omitted on input, and the
-//! host's clock is used. Input is strict: an unknown field, a wrong type or a
-//! missing required field is refused with the field's path, before anything
-//! reaches the component or storage.
+//! host's clock is used; a `nowMs` that is given must be near the host's clock
+//! ([`crate::clock`]) unless the host runs for replay. Input is strict: an
+//! unknown field, a wrong type or a missing required field is refused with the
+//! field's path, before anything reaches the component or storage.
 
 use crate::bindings::exports::warden::guard::gate;
 use crate::bindings::exports::warden::guard::policy as wit;
@@ -16,7 +17,35 @@ use serde_json::Value;
 
 /// The host's clock, in milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    crate::clock::system_now_ms()
+}
+
+/// A request that may carry its own time: the field's path and value.
+pub trait Timed {
+    fn request_time(&self) -> (&'static str, Option<u64>);
+}
+
+macro_rules! timed {
+    ($($t:ty),*) => {
+        $(impl Timed for $t {
+            fn request_time(&self) -> (&'static str, Option<u64>) {
+                ("nowMs", self.now_ms)
+            }
+        })*
+    };
+}
+
+timed!(TurnJson, ToolCallJson, OutboundJson, TurnStartJson, TurnEndJson, ApprovalJson, UsageJson, OutcomeJson);
+
+/// Parses a request as [`parse`] does, then checks its `nowMs` against the host's clock.
+pub fn parse_request<T: serde::de::DeserializeOwned + Timed>(
+    text: &str,
+    clock: crate::clock::Clock,
+) -> Result<T, String> {
+    let request: T = parse(text)?;
+    let (field, value) = request.request_time();
+    clock.admit(field, value)?;
+    Ok(request)
 }
 
 /// Parses `text` as `T`, naming the offending field on error:

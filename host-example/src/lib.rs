@@ -9,6 +9,7 @@
 
 pub mod bindings;
 pub mod cli;
+pub mod clock;
 pub mod hook;
 pub mod http;
 mod imports;

@@ -11,7 +11,8 @@
 //! the decision and the rule, so the model can read why. An `ask` cannot be
 //! answered on this path (MCP has no approval step the proxy could rely on),
 //! so it is answered the same way; the approval key goes to the proxy's
-//! stderr, for a person, never to the model.
+//! stderr, for a person, never to the model. Calls are judged at the host's
+//! clock: no time is read from MCP messages, so `--replay` is refused.
 //!
 //! Every line from the client is read strictly before anything reaches the
 //! server ([`classify`]): valid UTF-8, at most [`MAX_LINE_BYTES`], nesting at

@@ -12,9 +12,12 @@
 //! answered 503 before its body is read). Checks run on blocking threads
 //! against the runtime's instance pool, at most `concurrency` at a time, so
 //! concurrent requests are served in parallel without unbounded instance
-//! growth. The OpenAPI document is `host-example/openapi.json`, also served at
+//! growth. A `nowMs` far from the host's clock ([`crate::clock`]) is refused
+//! with 400 unless the service runs with `--replay`. The OpenAPI document is
+//! `host-example/openapi.json`, also served at
 //! `GET /v1/openapi.json`.
 
+use crate::clock::Clock;
 use crate::json::{self, DiagnosticsJson, TurnOutcomeJson, VerdictJson};
 use crate::runtime::Runtime;
 use axum::Router;
@@ -77,6 +80,8 @@ pub struct ServeOptions {
     pub max_connections: usize,
     /// Request body bytes read or checked at the same time (at least `max_body_bytes`).
     pub max_inflight_body_bytes: usize,
+    /// Which request times (`nowMs`) are accepted; `--replay` accepts any.
+    pub clock: Clock,
 }
 
 impl ServeOptions {
@@ -88,6 +93,7 @@ impl ServeOptions {
             concurrency: DEFAULT_CONCURRENCY,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_inflight_body_bytes: DEFAULT_MAX_INFLIGHT_BODY_BYTES,
+            clock: Clock::LIVE,
         }
     }
 
@@ -123,6 +129,7 @@ struct AppState {
     max_body_bytes: usize,
     max_inflight_body_bytes: usize,
     body_bytes: Arc<Semaphore>,
+    clock: Clock,
 }
 
 type Shared = Arc<AppState>;
@@ -136,6 +143,18 @@ enum RecordJson {
     Approval(json::ApprovalJson),
     Usage(json::UsageJson),
     Outcome(json::OutcomeJson),
+}
+
+impl json::Timed for RecordJson {
+    fn request_time(&self) -> (&'static str, Option<u64>) {
+        match self {
+            RecordJson::TurnStart(r) => ("turnStart.nowMs", r.now_ms),
+            RecordJson::TurnEnd(r) => ("turnEnd.nowMs", r.now_ms),
+            RecordJson::Approval(r) => ("approval.nowMs", r.now_ms),
+            RecordJson::Usage(r) => ("usage.nowMs", r.now_ms),
+            RecordJson::Outcome(r) => ("outcome.nowMs", r.now_ms),
+        }
+    }
 }
 
 /// An error answer: a status and a message naming what is wrong.
@@ -182,7 +201,8 @@ async fn blocking<R: Send + 'static>(
 /// A body as the extractor gave it: too large is 413, anything else unreadable is 400.
 type Body = Result<Bytes, axum::extract::rejection::BytesRejection>;
 
-fn parse<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, ApiError> {
+/// Parses a request body and checks its `nowMs` against the host's clock.
+fn parse<T: serde::de::DeserializeOwned + json::Timed>(state: &Shared, body: Body) -> Result<T, ApiError> {
     let body = body.map_err(|rejection| {
         let status = rejection.status();
         let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
@@ -194,7 +214,7 @@ fn parse<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, ApiError> {
     })?;
     let text = std::str::from_utf8(&body)
         .map_err(|e| error(StatusCode::BAD_REQUEST, format!("the body is not UTF-8: {e}")))?;
-    json::parse(text).map_err(|m| error(StatusCode::BAD_REQUEST, m))
+    json::parse_request(text, state.clock).map_err(|m| error(StatusCode::BAD_REQUEST, m))
 }
 
 /// `ok` and Warden's version to anyone; the policy version only with the token.
@@ -216,28 +236,28 @@ async fn diagnostics(State(state): State<Shared>) -> Result<Response, ApiError> 
 }
 
 async fn check_tool(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
-    let call: json::ToolCallJson = parse(body)?;
+    let call: json::ToolCallJson = parse(&state, body)?;
     let call = call.into();
     let verdict = blocking(&state, move |rt| rt.check_tool_call(&call)).await?;
     Ok(axum::Json(VerdictJson::from(&verdict)).into_response())
 }
 
 async fn check_outbound(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
-    let message: json::OutboundJson = parse(body)?;
+    let message: json::OutboundJson = parse(&state, body)?;
     let message = message.into_wit().map_err(|e| error(StatusCode::BAD_REQUEST, e))?;
     let verdict = blocking(&state, move |rt| rt.check_outbound(&message)).await?;
     Ok(axum::Json(VerdictJson::from(&verdict)).into_response())
 }
 
 async fn check_turn(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
-    let turn: json::TurnJson = parse(body)?;
+    let turn: json::TurnJson = parse(&state, body)?;
     let turn = turn.into();
     let outcome = blocking(&state, move |rt| rt.check_turn(&turn)).await?;
     Ok(axum::Json(TurnOutcomeJson::from(&outcome)).into_response())
 }
 
 async fn record(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
-    let record: RecordJson = parse(body)?;
+    let record: RecordJson = parse(&state, body)?;
     let value = blocking(&state, move |rt| -> Result<serde_json::Value, crate::CallError> {
         match record {
             RecordJson::TurnStart(s) => {
@@ -322,6 +342,7 @@ pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
         max_body_bytes: options.max_body_bytes,
         max_inflight_body_bytes: options.max_inflight_body_bytes,
         body_bytes: Arc::new(Semaphore::new(options.max_inflight_body_bytes.min(MAX_INFLIGHT_BODY_BYTES))),
+        clock: options.clock,
     });
     let protected = Router::new()
         .route("/v1/openapi.json", get(openapi))

@@ -27,7 +27,7 @@ import wasmtime
 from wasmtime import Config, Engine, Store
 from wasmtime.component import Component, Linker, Record, Variant
 
-from . import imports_http, imports_log, imports_storage
+from . import clock, imports_http, imports_log, imports_storage
 from .records import Err, Ok, field, from_wit, install_result_cases, to_wit
 
 logger = logging.getLogger("warden")
@@ -68,7 +68,12 @@ _POLICY_FUNCS = (
 
 class GuardError(Exception):
     """An admin or lifecycle call failed: the component answered with a
-    `policy-error`, or the guest trapped."""
+    `policy-error`, the guest trapped, or a request time was refused (`rule`
+    says which the checks answer with)."""
+
+    def __init__(self, message: str, rule: str = GUEST_FAILURE_RULE):
+        super().__init__(message)
+        self.rule = rule
 
 
 class ConfigErrors(Exception):
@@ -268,7 +273,10 @@ class Guard:
         memory_bytes: int = DEFAULT_MEMORY_BYTES,
         fuel: int = DEFAULT_FUEL,
         pool: int = DEFAULT_POOL,
+        replay: bool = False,
     ):
+        # Accept request times far from this process's clock (see clock.py).
+        self._replay = replay
         self._engine = engine()
         self._component = load_component(self._engine, wasm, cache_dir)
         self._host = _Host(storage)
@@ -365,16 +373,24 @@ class Guard:
             raise GuardError(f"{result.tag}: {detail}" if detail is not None else result.tag)
         return result
 
+    def _admit(self, name: str, now_ms: Any) -> None:
+        """Refuses a request time far from this process's clock (clock.py); raises GuardError."""
+        try:
+            clock.admit(f"{name}: now_ms", now_ms, self._replay)
+        except clock.ClockError as e:
+            raise GuardError(str(e), clock.CLOCK_REFUSED_RULE) from e
+
     # checks ----------------------------------------------------------------
     def check_turn(self, turn: Dict[str, Any]) -> Dict[str, Any]:
         """Checks an inbound turn. Fails open when the guest fails."""
         try:
+            self._admit("check-turn", turn.get("now_ms"))
             return from_wit(self._call("check-turn", to_wit(turn)))
         except GuardError as e:
             return {
                 "proceed": True,
                 "outcome": "failed",
-                "rule": GUEST_FAILURE_RULE,
+                "rule": e.rule,
                 "reason": f"the guard failed ({e}); inbound checks fail open, so the turn proceeds unchecked",
                 "append_context": None,
                 "scenarios": [],
@@ -386,31 +402,38 @@ class Guard:
     def check_tool_call(self, call: Dict[str, Any]) -> Dict[str, Any]:
         """Judges a tool call. Fails closed when the guest fails."""
         try:
+            self._admit("check-tool-call", call.get("now_ms"))
             return from_wit(self._call("check-tool-call", to_wit(call)))
         except GuardError as e:
-            return fail_closed(str(e), "tool calls")
+            return fail_closed(str(e), "tool calls", e.rule)
 
     def check_outbound(self, message: Dict[str, Any]) -> Dict[str, Any]:
         """Checks an outbound or peer message. Fails closed when the guest fails."""
         try:
+            self._admit("check-outbound", message.get("now_ms"))
             return from_wit(self._call("check-outbound", to_wit(message)))
         except GuardError as e:
-            return fail_closed(str(e), "messages")
+            return fail_closed(str(e), "messages", e.rule)
 
     # lifecycle and admin ---------------------------------------------------
     def start_turn(self, start: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        self._admit("start-turn", start.get("now_ms"))
         return from_wit(self._admin("start-turn", to_wit(start)))
 
     def settle_turn(self, end: Dict[str, Any]) -> None:
+        self._admit("settle-turn", end.get("now_ms"))
         self._admin("settle-turn", to_wit(end))
 
     def current_pin(self, session_id: str, now_ms: int) -> Optional[Dict[str, Any]]:
+        self._admit("current-pin", now_ms)
         return from_wit(self._admin("current-pin", session_id, now_ms))
 
     def record_approval(self, approval: Dict[str, Any]) -> None:
+        self._admit("record-approval", approval.get("now_ms"))
         self._admin("record-approval", to_wit(approval))
 
     def record_usage(self, usage: Dict[str, Any]) -> None:
+        self._admit("record-usage", usage.get("now_ms"))
         self._admin("record-usage", to_wit(usage))
 
     def diagnostics(self) -> Dict[str, Any]:
@@ -421,10 +444,10 @@ class Guard:
             return len(self._pool)
 
 
-def fail_closed(error: str, what: str) -> Dict[str, Any]:
+def fail_closed(error: str, what: str, rule: str = GUEST_FAILURE_RULE) -> Dict[str, Any]:
     return {
         "decision": "deny",
-        "rule": GUEST_FAILURE_RULE,
+        "rule": rule,
         "reason": f"the guard failed ({error}); {what} fail closed, so this one is refused",
         "risk": "high",
         "scope": None,

@@ -100,6 +100,7 @@ class Runtime:
             cache_dir=s.cache_dir,
             memory_bytes=s.memory_bytes,
             fuel=s.fuel,
+            replay=s.replay,
         )
 
 

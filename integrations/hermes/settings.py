@@ -14,6 +14,7 @@ under `$HERMES_HOME/warden/`. Relative paths in `config.yaml` are relative to
 | fuel per call (guest instructions) | `WARDEN_FUEL` | `fuel` | 10,000,000,000 (about 2 s) |
 | guest memory cap, MiB | `WARDEN_MEMORY_MIB` | `memory_mib` | 64 |
 | account ID of turns and tool calls | `WARDEN_ACCOUNT_ID` | `account_id` | the Hermes profile (see `profile_account`) |
+| accept request times far from this clock (replay only) | `WARDEN_REPLAY` | `replay` | off (see clock.py) |
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class Settings:
     memory_bytes: int
     # The identity's account-id when set; otherwise the Hermes profile.
     account_id: Optional[str] = None
+    # Accept request times far from this process's clock (clock.py).
+    replay: bool = False
 
 
 def hermes_home() -> str:
@@ -97,6 +100,13 @@ def _text(env: str, key: str, entry: Dict[str, Any]) -> Optional[str]:
     return value or None
 
 
+def _flag(env: str, key: str, entry: Dict[str, Any]) -> bool:
+    """`1` in the environment, or `true` in config.yaml."""
+    if os.environ.get(env) is not None:
+        return os.environ.get(env) == "1"
+    return entry.get(key) is True
+
+
 def profile_account() -> str:
     """The Hermes profile this process runs as, the default account ID:
     `default` for `~/.hermes`, the profile's name for `~/.hermes/profiles/<name>`,
@@ -124,4 +134,5 @@ def load() -> Settings:
         fuel=_int("WARDEN_FUEL", "fuel", entry, component.DEFAULT_FUEL),
         memory_bytes=_int("WARDEN_MEMORY_MIB", "memory_mib", entry, component.DEFAULT_MEMORY_BYTES >> 20) << 20,
         account_id=_text("WARDEN_ACCOUNT_ID", "account_id", entry),
+        replay=_flag("WARDEN_REPLAY", "replay", entry),
     )

@@ -7,7 +7,10 @@ use std::path::Path;
 use warden_host::cli::EXIT_INVALID;
 use warden_tests::TempDb;
 
-use warden_tests::cli as warden;
+/// `warden` with `--replay`: these runs carry fixed instants of 2024 (`at`).
+fn warden(args: &[&str], stdin: &str) -> warden_tests::CliOutput {
+    warden_tests::cli(&[args, &["--replay"]].concat(), stdin)
+}
 
 fn write_config(dir: &Path, name: &str, doc: &Value) -> String {
     let path = dir.join(name);

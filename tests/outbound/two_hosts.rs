@@ -146,7 +146,7 @@ fn two_hosts_recording_sends_to_one_thread_lose_no_record() {
     assert_eq!(threads.len(), 1, "one thread");
     let thread: serde_json::Value = serde_json::from_slice(&threads[0].1.value).expect("thread record");
     assert_eq!((thread["sends"].as_u64(), thread["awaitingReply"].as_bool()), (Some(2 * SENDS_PER_HOST), Some(true)));
-    let lines = storage.list("gate", "log/", 10_000, false).expect("list ledger lines");
+    let lines = storage.list("gate", "line/", 10_000, false).expect("list ledger lines");
     assert_eq!(lines.len() as u64, 1 + 2 * SENDS_PER_HOST, "every send has its own ledger line");
     let status = hosts[1].0.gate(|g, s| g.call_status(s)).expect("status");
     assert_eq!((status.entries, status.open_threads), (1 + 2 * SENDS_PER_HOST, 1));

@@ -34,6 +34,7 @@ pub mod safety;
 pub mod schema;
 pub mod shell;
 pub mod store;
+pub mod time;
 pub mod tools;
 
 pub use config::Config;

@@ -264,9 +264,10 @@ impl StoredPin {
         }
     }
 
-    /// Valid up to and including exactly the TTL.
+    /// Valid up to and including exactly the TTL; a pin dated further ahead
+    /// than [`crate::time::MAX_FUTURE_SKEW_MS`] counts as expired.
     fn is_valid(&self, config: &PinConfig, now_ms: u64) -> bool {
-        now_ms.saturating_sub(self.pinned_at_ms) <= config.ttl_ms()
+        crate::time::age(self.pinned_at_ms, now_ms).is_some_and(|age| age <= config.ttl_ms())
     }
 }
 

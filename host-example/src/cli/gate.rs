@@ -19,6 +19,8 @@
 use super::{Failure, HostArgs, Policy, print_json, read_config, start};
 use crate::bindings::exports::warden::guard::gate::{GateStatus, LedgerEntry};
 use crate::bindings::exports::warden::guard::policy::{Delivery, OutcomeReport};
+use crate::bindings::warden::guard::types::PolicyError;
+use crate::clock::Clock;
 use crate::json::{self, GateStatusJson, LedgerEntryJson};
 use crate::runtime::{CallError, Runtime};
 use clap::Subcommand;
@@ -124,7 +126,7 @@ pub(super) enum GateCommand {
         #[arg(long)]
         now_ms: Option<u64>,
     },
-    /// The newest ledger lines first (1 to 50, default 20).
+    /// The last-written ledger lines first (1 to 50, default 20).
     Log {
         #[command(flatten)]
         policy: Policy,
@@ -145,30 +147,37 @@ pub(super) enum GateCommand {
 }
 
 /// Runs one `warden gate` subcommand.
-pub(super) fn run(host: &HostArgs, command: GateCommand, stdout: &mut dyn Write) -> Result<(), Failure> {
-    let now = |now_ms: Option<u64>| now_ms.unwrap_or_else(json::now_ms);
+pub(super) fn run(host: &HostArgs, clock: Clock, command: GateCommand, stdout: &mut dyn Write) -> Result<(), Failure> {
+    // Checked before the database is opened, like every other argument.
+    let now = |now_ms: Option<u64>| -> Result<u64, Failure> {
+        clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
+        Ok(now_ms.unwrap_or_else(json::now_ms))
+    };
     match command {
         GateCommand::Consent { policy, channel, recipient, offset, how, now_ms } => {
             let offset = offset.filter(|o| o != "-");
+            let now = now(now_ms)?;
             let (runtime, _) = open(host, &policy)?;
             runtime
-                .gate(|g, s| g.call_consent(s, &channel, &recipient, offset.as_deref(), how.as_deref(), now(now_ms)))
+                .gate(|g, s| g.call_consent(s, &channel, &recipient, offset.as_deref(), how.as_deref(), now))
                 .map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "consent", "channel": channel}))
         }
         GateCommand::Optout { policy, recipient, now_ms } => {
+            let now = now(now_ms)?;
             let (runtime, _) = open(host, &policy)?;
-            runtime.gate(|g, s| g.call_opt_out(s, &recipient, now(now_ms))).map_err(failure)?;
+            runtime.gate(|g, s| g.call_opt_out(s, &recipient, now)).map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "optout"}))
         }
         GateCommand::Revoke { policy, channel, recipient, now_ms } => {
+            let now = now(now_ms)?;
             let (runtime, _) = open(host, &policy)?;
-            let had = runtime.gate(|g, s| g.call_revoke(s, &channel, &recipient, now(now_ms))).map_err(failure)?;
+            let had = runtime.gate(|g, s| g.call_revoke(s, &channel, &recipient, now)).map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "revoke", "channel": channel, "hadConsent": had}))
         }
         GateCommand::Reply { policy, channel, recipient, thread, text, now_ms } => {
+            let now = now(now_ms)?;
             let (runtime, config) = open(host, &policy)?;
-            let now = now(now_ms);
             runtime.gate(|g, s| g.call_reply(s, &channel, &recipient, thread.as_deref(), now)).map_err(failure)?;
             let opted_out = stop_if_asked(&runtime, &config, &recipient, text.as_deref(), now)?;
             let answer =
@@ -177,10 +186,9 @@ pub(super) fn run(host: &HostArgs, command: GateCommand, stdout: &mut dyn Write)
         }
         GateCommand::Variables { policy, channel, recipient, pairs, now_ms } => {
             let variables = parse_variables(&pairs)?;
+            let now = now(now_ms)?;
             let (runtime, _) = open(host, &policy)?;
-            runtime
-                .gate(|g, s| g.call_set_variables(s, &channel, &recipient, &variables, now(now_ms)))
-                .map_err(failure)?;
+            runtime.gate(|g, s| g.call_set_variables(s, &channel, &recipient, &variables, now)).map_err(failure)?;
             let names: Vec<&str> = variables.iter().map(|(n, _)| n.as_str()).collect();
             print_json(stdout, &serde_json::json!({"recorded": "variables", "channel": channel, "names": names}))
         }
@@ -189,8 +197,8 @@ pub(super) fn run(host: &HostArgs, command: GateCommand, stdout: &mut dyn Write)
             if text.is_some() && delivery != Delivery::Reply {
                 return Err(Failure::invalid(format!("text: only a `reply` has text, not `{outcome}`")));
             }
+            let now = now(now_ms)?;
             let (runtime, config) = open(host, &policy)?;
-            let now = now(now_ms);
             let report = OutcomeReport { channel: channel.clone(), recipient, delivery, thread, now_ms: now };
             runtime.record_outcome(&report).map_err(failure)?;
             let opted_out = stop_if_asked(&runtime, &config, &report.recipient, text.as_deref(), now)?;

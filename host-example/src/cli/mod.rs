@@ -4,6 +4,7 @@
 mod demo;
 mod gate;
 
+use crate::clock::Clock;
 use crate::json::{self, VerdictJson};
 use crate::runtime::{ComponentSource, Level, Limits, LogSink, Runtime, RuntimeOptions};
 use crate::storage::SqliteStorage;
@@ -76,6 +77,10 @@ struct HostArgs {
     /// Guest CPU time per call, in milliseconds (time in host calls excluded).
     #[arg(long, global = true, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     cpu_ms: u64,
+    /// Accept request times (`nowMs`, `--now-ms`) far from this host's clock, to replay recorded requests
+    /// [default: within 5 minutes of it]. Not for `hook` and `mcp`, which always use this host's clock.
+    #[arg(long, global = true)]
+    replay: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -438,8 +443,25 @@ fn turn_start_failure(why: &str) -> json::TurnOutcomeJson {
     }
 }
 
+/// The request times this run accepts.
+fn clock(host: &HostArgs) -> Clock {
+    Clock { replay: host.replay }
+}
+
+/// Refuses `--replay` for a command that reads no request time.
+fn no_replay(host: &HostArgs, command: &str) -> Result<(), String> {
+    if host.replay {
+        return Err(format!(
+            "--replay: `warden {command}` always uses this host's clock and reads no request time, so there is \
+             nothing to replay"
+        ));
+    }
+    Ok(())
+}
+
 fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
     let host = cli.host;
+    let clock = clock(&host);
     match cli.command {
         Command::Check { what, policy, fail_on: threshold } => {
             let config = read_config(&policy.config)?;
@@ -447,14 +469,14 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             // Parse before opening anything: a rejected request writes nothing.
             match what {
                 CheckKind::Tool => {
-                    let call: json::ToolCallJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let call: json::ToolCallJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
                     let verdict = VerdictJson::from(&runtime.check_tool_call(&call.into()));
                     print_json(stdout, &verdict)?;
                     fail_on(threshold, &verdict.decision, &verdict.rule)
                 }
                 CheckKind::Outbound => {
-                    let message: json::OutboundJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let message: json::OutboundJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let message = message.into_wit().map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
                     let verdict = VerdictJson::from(&runtime.check_outbound(&message));
@@ -462,7 +484,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                     fail_on(threshold, &verdict.decision, &verdict.rule)
                 }
                 CheckKind::Turn => {
-                    let turn: json::TurnJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let turn: json::TurnJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let outcome = match start(&host, &config, &policy.db) {
                         Ok(runtime) => json::TurnOutcomeJson::from(&runtime.check_turn(&turn.into())),
                         Err(f) if f.code == EXIT_FAILURE => {
@@ -478,6 +500,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             }
         }
         Command::Pin { policy, session, chat, label, run, now_ms } => {
+            clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
             let start = json::TurnStartJson { session_id: session, run_id: run, chat_id: Some(chat), label, now_ms };
@@ -485,6 +508,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             print_json(stdout, &pin.as_ref().map(json::PinStateJson::from))
         }
         Command::Settle { policy, session, run, now_ms } => {
+            clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db)?;
             let end = json::TurnEndJson { session_id: session, run_id: run, now_ms };
@@ -516,7 +540,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 Some(k) => k,
                 None => {
                     let request = read_stdin(stdin)?;
-                    let call: json::ToolCallJson = json::parse(&request).map_err(Failure::invalid)?;
+                    let call: json::ToolCallJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db)?;
                     let verdict = runtime.check_tool_call(&call.into());
                     verdict.approval_key.clone().ok_or_else(|| {
@@ -572,7 +596,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             let token = token.trim().to_string();
             crate::serve::check_token(&token).map_err(Failure::invalid)?;
             let runtime = Arc::new(start(&host, &config, &policy.db)?);
-            let options = crate::serve::ServeOptions { token, ..limits };
+            let options = crate::serve::ServeOptions { token, clock, ..limits };
             if !listen.ip().to_canonical().is_loopback() {
                 eprintln!(
                     "warden: warning: listening on {listen}, beyond loopback: anyone who can reach this address \
@@ -597,6 +621,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             }
         }
         Command::Mcp { policy, name, command } => {
+            no_replay(&host, "mcp").map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
             let runtime = Arc::new(start(&host, &config, &policy.db)?);
             let options = crate::mcp::McpOptions {
@@ -611,7 +636,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             let code = ran.map_err(|e| Failure::failed(format!("the MCP proxy stopped: {e}")))?;
             if code == 0 { Ok(()) } else { Err(Failure::failed(format!("the MCP server exited with code {code}"))) }
         }
-        Command::Gate { command } => gate::run(&host, command, stdout),
+        Command::Gate { command } => gate::run(&host, clock, command, stdout),
         Command::Demo { db } => demo::run(&host, db, stdout),
     }
 }
@@ -631,6 +656,7 @@ fn hook_answer(
     style: crate::hook::HookStyle,
 ) -> crate::hook::HookAnswer {
     let decided = (|| -> Result<crate::hook::HookAnswer, String> {
+        no_replay(host, "hook")?;
         let event = read_stdin(stdin).map_err(|f| f.message)?;
         let event = crate::hook::parse_event(&event)?;
         let config = read_config(&policy.config).map_err(|f| f.message)?;

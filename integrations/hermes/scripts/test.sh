@@ -58,10 +58,13 @@ export WARDEN_CACHE_DIR="$cache/wasm-cache"
 export http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9
 export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
 # Hermes must not prompt or reach for a real home.
-unset HERMES_INTERACTIVE HERMES_GATEWAY_SESSION HERMES_EXEC_ASK WARDEN_CONFIG WARDEN_DB WARDEN_COMPONENT || true
+unset HERMES_INTERACTIVE HERMES_GATEWAY_SESSION HERMES_EXEC_ASK WARDEN_CONFIG WARDEN_DB WARDEN_COMPONENT WARDEN_REPLAY || true
 
 echo "== host tests (SQLite storage, HTTP gateway, sandbox) against the real component"
 (cd "$here/tests" && "$venv/bin/python" test_host.py "$wasm" "$hostile")
+
+echo "== request times (the clock check at and past its tolerance)"
+(cd "$here/tests" && "$venv/bin/python" test_clock.py)
 
 echo "== hook logic (approval keys and scopes, failure modes, delegation chains, account ID)"
 (cd "$here/tests" && "$venv/bin/python" test_hooks.py)

@@ -51,7 +51,8 @@ def main() -> int:
     storage = imports_storage.SqliteStorage(os.path.join(tempfile.mkdtemp(prefix="warden-cross-"), "w.db"))
     storage.open()
     with open(WARDEN_WASM, "rb") as f:
-        guard = component.Guard(f.read(), config, storage, cache_dir=None)
+        # The cases carry a fixed instant of 2023: replayed.
+        guard = component.Guard(f.read(), config, storage, cache_dir=None, replay=True)
     hooks = Hooks(FixedRuntime(guard))
     os.environ["TERMINAL_CWD"] = fixture["cwd"]
     checks = Checks()

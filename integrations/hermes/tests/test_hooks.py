@@ -145,12 +145,25 @@ def account_id_is_the_setting_else_the_profile():
     check(account(None) == settings.profile_account() and account(None), f"else this process's Hermes profile ({account(None)!r})")
 
 
+def requests_carry_this_processs_clock_whatever_time_hermes_passes():
+    from warden_plugin import clock
+
+    allow = {"decision": "allow", "rule": "tools.allow", "reason": "", "risk": "low", "scope": None,
+             "approval_key": None, "observed": None, "signals": []}
+    g = RecordingGuard(allow)
+    far = clock.system_now_ms() + 24 * 3600 * 1000
+    Hooks(FixedRuntime(g)).pre_tool_call(tool_name="send", args={"chat": "x"}, session_id="s1", timestamp=far, now_ms=far)
+    stamped = g.calls[0]["now_ms"]
+    check(abs(stamped - clock.system_now_ms()) <= 60_000, f"the tool call is stamped with this process's clock ({stamped}), not {far}")
+
+
 if __name__ == "__main__":
     c = Checks()
     c.run("ask: approve directive, rule key bound to the offered scope", approve_directive_and_rule_keys)
     c.run("ask: an answer is recorded for no longer than Warden offered", answers_never_outlive_the_offer)
     c.run("ask: other approvals are left alone", other_plugins_approvals_are_ignored)
     c.run("deny and plugin failure become blocks; turns fail open", deny_and_failure_become_blocks)
+    c.run("requests carry this process's clock whatever time Hermes passes", requests_carry_this_processs_clock_whatever_time_hermes_passes)
     c.run("delegation chains resolve to the root session", delegation_chains_resolve_to_the_root)
     c.run("the account ID is the account_id setting, else the Hermes profile", account_id_is_the_setting_else_the_profile)
     sys.exit(c.done())

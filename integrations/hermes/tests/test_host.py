@@ -31,8 +31,10 @@ def db(name: str) -> imports_storage.SqliteStorage:
 
 
 def guard(config: dict, storage=None, wasm=WARDEN_WASM, **kw) -> component.Guard:
+    """A guard that replays: these requests carry the fixed instant NOW (2023)."""
     with open(wasm, "rb") as f:
         data = f.read()
+    kw.setdefault("replay", True)
     return component.Guard(data, json.dumps(config), storage or db(f"g{time.monotonic_ns()}.db"), cache_dir=None, **kw)
 
 
@@ -124,6 +126,49 @@ def storage_failure_reaches_the_component_typed():
     check(v["decision"] == "deny", "a gated call whose pin cannot be read is denied")
     check(v["rule"] != component.GUEST_FAILURE_RULE, "by the component's own rule, not a guest trap")
     check(v["rule"].startswith("pin."), f"the rule is a pin rule ({v['rule']})")
+
+
+def far_request_times_are_refused_before_the_component_and_a_replaying_guard_accepts_them():
+    from warden_plugin import clock
+
+    config = {"pin": {"tools": [{"name": "send", "kind": "chat", "chatParam": "chat"}]}}
+    s = db("clock.db")
+    g = guard(config, storage=s, replay=False)
+    now = clock.system_now_ms()
+    far = now + 24 * 3600 * 1000
+
+    def at(call: dict, t: int) -> dict:
+        return {**call, "now_ms": t}
+
+    v = g.check_tool_call(at(tool_call("send", {"chat": "c-bob"}), far))
+    check((v["decision"], v["rule"]) == ("deny", clock.CLOCK_REFUSED_RULE), "a tool call a day ahead: deny by host.clock-refused")
+    check(f"check-tool-call: now_ms: `{far}` is " in v["reason"] and "WARDEN_REPLAY=1" in v["reason"], f"the reason names the field, value and replay: {v['reason']}")
+    turn = {"run_id": None, "session_id": "s1", "now_ms": now * 1000, "identity": tool_call("x", {})["identity"],
+            "trigger": "user", "message": "hi", "context": {"thread_starter": None, "replied_to": None, "since_last_reply": []},
+            "history": [], "queue_mode": None, "hook_timeout_ms": None}
+    o = g.check_turn(turn)
+    check(o["proceed"] and o["rule"] == clock.CLOCK_REFUSED_RULE, "a turn in microseconds proceeds unchecked (inbound fails open)")
+    check("looks like microseconds" in o["reason"], f"with a hint: {o['reason']}")
+    for name, fn in [
+        ("start-turn", lambda: g.start_turn({"session_id": "s1", "run_id": "r1", "chat_id": "c-alice", "label": None, "now_ms": far})),
+        ("settle-turn", lambda: g.settle_turn({"session_id": "s1", "run_id": "r1", "now_ms": far})),
+        ("current-pin", lambda: g.current_pin("s1", far)),
+        ("record-usage", lambda: g.record_usage({"agent_id": None, "session_id": None, "tokens": 5, "now_ms": far})),
+    ]:
+        try:
+            fn()
+            raised = ""
+        except component.GuardError as e:
+            raised = str(e)
+        check(raised.startswith(f"{name}: now_ms: `{far}` is "), f"{name} a day ahead is refused: {raised}")
+    check(s.list("pin", "", 10, False) == ([], None), "nothing was pinned")
+    pin = g.start_turn({"session_id": "s1", "run_id": "r1", "chat_id": "c-alice", "label": None, "now_ms": now})
+    check(pin is not None, "a start-turn at this host's clock pins")
+    v = g.check_tool_call(at(tool_call("send", {"chat": "c-bob"}), now))
+    check((v["decision"], v["rule"]) == ("deny", "pin.other-chat"), "and the pin holds at this host's clock")
+    r = guard(config, storage=s, replay=True)
+    v = r.check_tool_call(at(tool_call("send", {"chat": "c-bob"}), far))
+    check((v["decision"], v["rule"]) == ("allow", "tools.allow"), "a replaying guard passes the far time on: the pin has expired by then")
 
 
 def pinning_through_the_component_and_sqlite():
@@ -303,6 +348,7 @@ if __name__ == "__main__":
     c.run("storage: limits and unavailable stores give typed errors", storage_limits_and_failures)
     c.run("storage: a failing get reaches the component as a typed error", storage_failure_reaches_the_component_typed)
     c.run("component: reply pinning through SQLite, shared by two hosts", pinning_through_the_component_and_sqlite)
+    c.run("clock: far request times are refused before the component; replay accepts them", far_request_times_are_refused_before_the_component_and_a_replaying_guard_accepts_them)
     c.run("component: configure reports every error with its path", configure_reports_every_error)
     c.run("component: imports nothing but its own world", component_imports_only_its_world)
     c.run("component: the compiled artifact is cached", compiled_component_is_cached)

@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { HttpGateway, destinationsFrom } from "./http-gateway.js";
 import { newFlag, serveHttp } from "./http-bridge.js";
 import { capMemory, DEFAULT_MEMORY_BYTES } from "./memory-cap.js";
+import { admitCall, ClockError, CLOCK_REFUSED_RULE } from "./clock.js";
 
 /** Default guest CPU time per call, host HTTP time excluded, in milliseconds. */
 export const DEFAULT_CPU_MS = 2_000;
@@ -47,6 +48,12 @@ export class PolicyError extends Error {
     super(`${payload?.tag ?? "error"}${payload?.val ? `: ${payload.val}` : ""}`);
     this.payload = payload;
   }
+}
+
+/** A GuestFailure for any error a check met; a refused request time keeps its own rule. */
+function asFailure(e) {
+  if (e instanceof GuestFailure) return e;
+  return new GuestFailure(e.message, e instanceof ClockError ? CLOCK_REFUSED_RULE : GUEST_FAILURE_RULE);
 }
 
 function failClosed(failure, what) {
@@ -111,6 +118,7 @@ export class Guard {
     pool = DEFAULT_POOL,
     memoryBytes = DEFAULT_MEMORY_BYTES,
     env = process.env,
+    replay = env.WARDEN_REPLAY === "1",
   }) {
     this.guestDir = guestDir;
     this.dbPath = dbPath;
@@ -120,6 +128,7 @@ export class Guard {
     this.startupMs = startupMs;
     this.pool = Math.max(1, pool);
     this.memoryBytes = memoryBytes;
+    this.replay = replay;
     let parsed = {};
     try {
       parsed = JSON.parse(configText);
@@ -308,8 +317,10 @@ export class Guard {
     this.#wake();
   }
 
-  /** Runs `policy.<fn>` or `gate.<fn>` on a worker; rejects with GuestFailure or PolicyError. */
+  /** Runs `policy.<fn>` or `gate.<fn>` on a worker; rejects with GuestFailure or PolicyError,
+   * or ClockError (before anything runs) when a `nowMs` is far from this host's clock. */
   async call(fn, ...args) {
+    admitCall(fn, args, { replay: this.replay });
     const slot = await this.#acquire();
     slot.worker.ref();
     try {
@@ -329,7 +340,7 @@ export class Guard {
     try {
       return await this.call("policy.checkToolCall", call);
     } catch (e) {
-      return failClosed(e instanceof GuestFailure ? e : new GuestFailure(e.message), "tool calls");
+      return failClosed(asFailure(e), "tool calls");
     }
   }
 
@@ -338,7 +349,7 @@ export class Guard {
     try {
       return await this.call("policy.checkOutbound", message);
     } catch (e) {
-      return failClosed(e instanceof GuestFailure ? e : new GuestFailure(e.message), "messages");
+      return failClosed(asFailure(e), "messages");
     }
   }
 
@@ -347,7 +358,7 @@ export class Guard {
     try {
       return await this.call("policy.checkTurn", turn);
     } catch (e) {
-      return failOpen(e instanceof GuestFailure ? e : new GuestFailure(e.message));
+      return failOpen(asFailure(e));
     }
   }
 

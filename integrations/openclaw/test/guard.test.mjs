@@ -35,8 +35,8 @@ const call = (toolName, over = {}) => ({
   derivedPaths: [],
   ...over,
 });
-const turn = { runId: "r1", sessionId: "s1", nowMs: 1n, identity: {}, trigger: "user", message: "hi", context: { sinceLastReply: [] }, history: [] };
-const outbound = { direction: "outbound", channel: "sms", recipient: "+1", body: new Uint8Array([104, 105]), nowMs: 1n, identity: {} };
+const turn = { runId: "r1", sessionId: "s1", nowMs: now(), identity: {}, trigger: "user", message: "hi", context: { sinceLastReply: [] }, history: [] };
+const outbound = { direction: "outbound", channel: "sms", recipient: "+1", body: new Uint8Array([104, 105]), nowMs: now(), identity: {} };
 
 test("a_pin_is_enforced_and_survives_a_new_guard_on_the_same_database", async () => {
   const db = tempDb();

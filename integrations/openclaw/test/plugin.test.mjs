@@ -68,3 +68,17 @@ test("a_run_whose_pin_cannot_be_recorded_gets_no_tool_call", async () => {
   const laterRun = await p.fire("before_tool_call", { toolName: "read", params: { path: "x" } }, toolCtx("r3"));
   assert.equal(laterRun, undefined, "another run of the session is not affected");
 });
+
+test("the_plugin_judges_at_its_own_clock_whatever_time_an_event_carries", async () => {
+  const far = Date.now() + 86_400_000;
+  const stamped = { timestamp: far, nowMs: far, now_ms: far };
+  // Were the prompt event's time used, the pin would be dated a day ahead and not count; were the tool
+  // event's time used, the pin would have expired by then. Either way the call would pass.
+  for (const [prompt, tool] of [[stamped, {}], [{}, stamped]]) {
+    const p = load({ pin: { tools: [{ name: "message", kind: "chat", chatParam: "target" }] } }, fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-")));
+    await p.fire("before_prompt_build", { prompt: "hi", messages: [], ...prompt }, promptCtx("r1"));
+    const other = await p.fire("before_tool_call", { toolName: "message", params: { target: "999" }, toolCallId: "c1", ...tool }, toolCtx("r1"));
+    assert.equal(other?.block, true, JSON.stringify(prompt));
+    assert.match(other.blockReason, /rule pin\.other-chat/);
+  }
+});

@@ -53,8 +53,14 @@ pub const NAMESPACE: &str = "gate";
 pub const META_KEY: &str = "meta";
 /// Key of the running totals of ledger lines.
 pub const STATS_KEY: &str = "stats";
-/// Prefix of ledger lines: `log/<at_ms, 20 digits>-<sequence, 6 digits>`.
-pub const LOG_PREFIX: &str = "log/";
+/// Prefix of ledger lines: `line/<sequence, 20 digits>`, numbered in the order
+/// they were written, so the log's order does not depend on the times requests
+/// carry and a line dated far ahead cannot push newer lines out of it.
+pub const LOG_PREFIX: &str = "line/";
+/// Prefix of ledger lines written before lines were numbered:
+/// `log/<at_ms, 20 digits>-<sequence, 6 digits>`. They are read after every
+/// numbered line, newest first by their time, and never written.
+pub const LEGACY_LOG_PREFIX: &str = "log/";
 /// Prefix of opt-outs: `optout/<recipient hash>`.
 pub const OPT_OUT_PREFIX: &str = "optout/";
 /// Prefix of consents: `consent/<channel>/<recipient hash>`.
@@ -254,18 +260,18 @@ pub struct Stats {
     pub decisions: BTreeMap<String, u64>,
 }
 
-/// Appends a line. Two writers in the same millisecond take different
-/// sequence numbers: a line is written only where no line exists, and a lost
-/// race retries with the next number, so no line overwrites another.
+/// Appends a line under the number after the newest line's. Two writers at
+/// once take different numbers: a line is written only where no line exists,
+/// and a lost race retries with the next number, so no line overwrites another.
 pub fn append(storage: &dyn Storage, entry: &StoredEntry) -> Result<(), StorageError> {
-    let prefix = format!("{LOG_PREFIX}{:020}-", entry.at_ms);
-    let mut sequence = match storage.list(NAMESPACE, &prefix, 1, true)?.first() {
+    let prefix = LOG_PREFIX;
+    let mut sequence = match storage.list(NAMESPACE, prefix, 1, true)?.first() {
         Some((key, _)) => key.get(prefix.len()..).and_then(|s| s.parse::<u64>().ok()).map_or(0, |n| n + 1),
         None => 0,
     };
     let mut written = false;
     for _ in 0..MAX_APPEND_ATTEMPTS {
-        let key = format!("{prefix}{sequence:06}");
+        let key = format!("{prefix}{sequence:020}");
         match store::put_json(storage, NAMESPACE, &key, entry, Condition::Absent) {
             Ok(_) => {
                 written = true;
@@ -290,9 +296,14 @@ pub fn append(storage: &dyn Storage, entry: &StoredEntry) -> Result<(), StorageE
     Ok(())
 }
 
-/// The newest `limit` lines, newest first.
+/// The last `limit` lines written, last first; then, if fewer, lines of the
+/// older layout ([`LEGACY_LOG_PREFIX`]).
 pub fn newest(storage: &dyn Storage, limit: u32) -> Result<Vec<LedgerEntry>, StorageError> {
-    let lines = storage.list(NAMESPACE, LOG_PREFIX, limit, true)?;
+    let mut lines = storage.list(NAMESPACE, LOG_PREFIX, limit, true)?;
+    let left = limit.saturating_sub(u32::try_from(lines.len()).unwrap_or(u32::MAX));
+    if left > 0 {
+        lines.extend(storage.list(NAMESPACE, LEGACY_LOG_PREFIX, left, true)?);
+    }
     lines
         .into_iter()
         .map(|(key, entry)| {

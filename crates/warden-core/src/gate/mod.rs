@@ -528,9 +528,9 @@ fn evaluate(
     if thread.awaiting_reply {
         asks.push((rules::UNANSWERED_THREAD, "The last message in this thread has had no reply yet.".into()));
     }
-    if let Some(last) = thread.last_send_ms {
+    // A last send dated further ahead than the skew is not evidence (see `crate::time`).
+    if let Some(since) = thread.last_send_ms.and_then(|last| crate::time::age(last, message.now_ms)) {
         let gap_ms = config.min_gap_seconds.saturating_mul(1000);
-        let since = message.now_ms.saturating_sub(last);
         if since < gap_ms {
             asks.push((
                 rules::MIN_GAP,
@@ -600,7 +600,10 @@ pub fn record_outcome(config: &GateConfig, ports: &Ports<'_>, report: &OutcomeRe
             store::update_json::<ThreadRecord>(ports.storage, NAMESPACE, &thread_key, |t| {
                 let mut t = t.unwrap_or_default();
                 t.awaiting_reply = true;
-                t.last_send_ms = Some(t.last_send_ms.map_or(now, |last| last.max(now)));
+                t.last_send_ms = Some(match t.last_send_ms {
+                    Some(last) if crate::time::credible(last, now) => last.max(now),
+                    _ => now,
+                });
                 t.sends = t.sends.saturating_add(1);
                 Some(t)
             })?;

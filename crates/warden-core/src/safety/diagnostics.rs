@@ -59,7 +59,9 @@ pub struct State {
 
 impl State {
     fn steer_warning(&self) -> bool {
-        self.steer_seen_ms.is_some_and(|seen| self.last_turn_ms.saturating_sub(seen) <= STEER_WARNING_MS)
+        self.steer_seen_ms
+            .and_then(|seen| crate::time::age(seen, self.last_turn_ms))
+            .is_some_and(|age| age <= STEER_WARNING_MS)
     }
 
     /// The host will cut the hook off before the classifier's deadline, or at it.
@@ -106,9 +108,12 @@ pub fn observe(
 ) -> Vec<String> {
     let apply = |old: &State| {
         let mut new = old.clone();
-        new.last_turn_ms = new.last_turn_ms.max(turn.now_ms);
+        // A time dated further ahead than the skew is replaced, not kept (see `crate::time`).
+        let latest =
+            |old: u64| if crate::time::credible(old, turn.now_ms) { old.max(turn.now_ms) } else { turn.now_ms };
+        new.last_turn_ms = latest(new.last_turn_ms);
         if turn.queue_mode == Some(QueueMode::Steer) {
-            new.steer_seen_ms = Some(new.steer_seen_ms.unwrap_or(0).max(turn.now_ms));
+            new.steer_seen_ms = Some(latest(new.steer_seen_ms.unwrap_or(0)));
         }
         if let Some(hook) = turn.hook_timeout_ms {
             new.hook_timeout_ms = Some(hook);

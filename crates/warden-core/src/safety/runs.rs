@@ -61,16 +61,19 @@ fn key(run_id: &str) -> String {
 /// The stored answer for `run_id`, if it is bound to `binding` and still young.
 pub fn lookup(ports: &Ports<'_>, run_id: &str, binding: &str, now_ms: u64) -> Option<RunRecord> {
     match store::get_json::<RunRecord>(ports.storage, NAMESPACE, &key(run_id)) {
-        Ok(Some((record, _))) => {
-            let young = now_ms.saturating_sub(record.at_ms) <= MAX_AGE_MS;
-            (record.binding == binding && young).then_some(record)
-        }
+        Ok(Some((record, _))) => (record.binding == binding && young(record.at_ms, now_ms)).then_some(record),
         Ok(None) => None,
         Err(e) => {
             ports.log.write(Level::Warn, &format!("safety: stored run result not readable, checking afresh: {e}"));
             None
         }
     }
+}
+
+/// Whether a run answer stored at `at_ms` may still be reused: at most
+/// [`MAX_AGE_MS`] old, and not dated further ahead than the skew `crate::time` allows.
+fn young(at_ms: u64, now_ms: u64) -> bool {
+    crate::time::age(at_ms, now_ms).is_some_and(|age| age <= MAX_AGE_MS)
 }
 
 /// Stores a run's answer and prunes a few expired ones.
@@ -106,11 +109,11 @@ fn prune(ports: &Ports<'_>, now_ms: u64) {
         let Ok(at_ms) = at.parse::<u64>() else {
             continue;
         };
-        if now_ms.saturating_sub(at_ms) <= MAX_AGE_MS {
+        if young(at_ms, now_ms) {
             break;
         }
         let expired = match store::get_json::<RunRecord>(ports.storage, NAMESPACE, key) {
-            Ok(Some((record, _))) => now_ms.saturating_sub(record.at_ms) > MAX_AGE_MS,
+            Ok(Some((record, _))) => !young(record.at_ms, now_ms),
             Ok(None) | Err(_) => true,
         };
         let removed = (if expired { ports.storage.delete(NAMESPACE, key, Condition::Any) } else { Ok(false) })

@@ -1125,3 +1125,34 @@ proptest::proptest! {
         proptest::prop_assert_eq!(outcome.rule, rules::of(outcome.outcome));
     }
 }
+
+#[test]
+fn a_turn_stamped_far_ahead_neither_holds_nor_hides_the_steer_warning() {
+    let config = config_json(vec![scenario("pay")], json!({"timeoutMs": 3_000}));
+    let far = T0 * 1000;
+    let codes = |w: &Warden, world: &World| -> Vec<String> {
+        let warnings = w.diagnostics(&world.ports()).map(|d| d.warnings).unwrap_or_default();
+        warnings.iter().map(|s| s.split(':').next().unwrap_or_default().to_string()).collect()
+    };
+    // A steer turn stamped in microseconds: the next real turn does not see it as recent.
+    let (w, world) = (warden(&config), World::new(classifier(&[])));
+    let mut t = turn("hello there");
+    t.queue_mode = Some(QueueMode::Steer);
+    t.now_ms = far;
+    world.check(&w, &t);
+    t.queue_mode = Some(QueueMode::Followup);
+    t.now_ms = T0;
+    world.check(&w, &t);
+    assert!(codes(&w, &world).is_empty(), "{:?}", codes(&w, &world));
+    // A real steer turn stays visible after a turn stamped far ahead.
+    let (w, world) = (warden(&config), World::new(classifier(&[])));
+    let mut t = turn("hello there");
+    t.queue_mode = Some(QueueMode::Steer);
+    world.check(&w, &t);
+    t.queue_mode = Some(QueueMode::Followup);
+    t.now_ms = far;
+    world.check(&w, &t);
+    t.now_ms = T0 + 1;
+    world.check(&w, &t);
+    assert_eq!(codes(&w, &world), [diagnostics::QUEUE_MODE_STEER]);
+}

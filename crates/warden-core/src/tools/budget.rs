@@ -108,8 +108,10 @@ struct Buckets {
 impl Buckets {
     fn prune(&mut self, window: &Window, now: u64) {
         let from = now.saturating_sub(window.window_ms());
-        self.b.retain(|(start, _)| start.saturating_add(window.bucket_ms()) > from && *start <= now);
-        // Clocks that jump back leave buckets "in the future"; they are dropped above.
+        self.b
+            .retain(|(start, _)| start.saturating_add(window.bucket_ms()) > from && crate::time::credible(*start, now));
+        // Buckets dated further ahead than the skew `crate::time` allows (a clock
+        // that jumped back, a request stamped far ahead) are dropped above.
         if self.b.len() as u64 > BUCKETS + 1 {
             let excess = self.b.len() - (BUCKETS as usize + 1);
             self.b.drain(..excess);
