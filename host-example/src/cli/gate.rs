@@ -19,7 +19,6 @@
 use super::{Failure, HostArgs, Policy, print_json, read_config, start};
 use crate::bindings::exports::warden::guard::gate::{GateStatus, LedgerEntry};
 use crate::bindings::exports::warden::guard::policy::{Delivery, OutcomeReport};
-use crate::bindings::warden::guard::types::PolicyError;
 use crate::clock::Clock;
 use crate::json::{self, GateStatusJson, LedgerEntryJson};
 use crate::runtime::{CallError, Runtime};

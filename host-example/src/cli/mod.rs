@@ -583,6 +583,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 concurrency: concurrency as usize,
                 max_connections,
                 max_inflight_body_bytes,
+                clock,
             };
             limits.check().map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
@@ -596,7 +597,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             let token = token.trim().to_string();
             crate::serve::check_token(&token).map_err(Failure::invalid)?;
             let runtime = Arc::new(start(&host, &config, &policy.db)?);
-            let options = crate::serve::ServeOptions { token, clock, ..limits };
+            let options = crate::serve::ServeOptions { token, ..limits };
             if !listen.ip().to_canonical().is_loopback() {
                 eprintln!(
                     "warden: warning: listening on {listen}, beyond loopback: anyone who can reach this address \
