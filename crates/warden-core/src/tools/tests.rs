@@ -26,8 +26,31 @@ impl Env {
     }
 }
 
+/// The host context of these tests: Warden's files under `/srv/warden`.
+fn host() -> crate::host::HostContext {
+    crate::host::HostContext {
+        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
+        databases: vec![
+            "/srv/warden/warden.db".into(),
+            "/srv/warden/warden.db-wal".into(),
+            "/srv/warden/warden.db-shm".into(),
+        ],
+        protected_paths: vec![
+            "/srv/warden/warden.db.key".into(),
+            "/srv/warden/config.json".into(),
+            "~/.cache/warden/**".into(),
+            "**/.claude/settings.json".into(),
+            "**/.claude/settings.local.json".into(),
+            "~/.claude/settings.json".into(),
+        ],
+        admin_programs: vec!["warden".into()],
+    }
+}
+
 fn warden(config: Value) -> Warden {
-    Warden::configure(&config.to_string()).expect("valid config")
+    let mut w = Warden::configure(&config.to_string()).expect("valid config");
+    w.set_host_context(&host()).expect("valid host context");
+    w
 }
 
 fn call(tool: &str, args: Value) -> ToolCall {
@@ -226,7 +249,9 @@ fn a_once_answer_is_used_up_and_bound_to_its_call_id() {
 fn approvals_with_bad_keys_or_missing_ids_change_nothing() {
     let env = Env::new();
     let w = warden(json!({}));
-    let asked = w.check_tool_call(&env.ports(), &call("WebFetch", json!({"url": "https://x", "prompt": "p"})));
+    let mut outside = call("WebFetch", json!({"url": "https://x", "prompt": "p"}));
+    outside.session_id = None;
+    let asked = w.check_tool_call(&env.ports(), &outside);
     let key = asked.approval_key.clone().unwrap_or_default();
     let base = Approval { key, allow: true, scope: Scope::Session, session_id: None, call_id: None, now_ms: T0 };
     let cases: &[(Approval, &str)] = &[
