@@ -248,17 +248,15 @@ pub fn record(storage: &dyn Storage, secret: &[u8], version: &str, approval: &Ap
             "key: the host declared no approval secret (`set-host-context`), so no answer can be authenticated".into(),
         ));
     }
+    if fields.version_tag != version_tag(version) {
+        return Err(PolicyError::InvalidInput(
+            "key: the tool-call policy changed since this call was asked, or the key was altered; judge the call again for a new key"
+                .into(),
+        ));
+    }
     let authentic = mac(secret, version, &fields)
         .is_some_and(|m| decode_hex(code).is_some_and(|bytes| m.verify_slice(&bytes).is_ok()));
     if !authentic {
-        // Under another policy version the code cannot match either; say so
-        // when that is the likelier reason.
-        if fields.version_tag != version_tag(version) {
-            return Err(PolicyError::InvalidInput(
-                "key: the tool-call policy changed since this call was asked; judge the call again for a new key"
-                    .into(),
-            ));
-        }
         return Err(PolicyError::InvalidInput(format!(
             "key: `{}` was altered or was not given by this warden (its authentication code does not match)",
             shown_key(&approval.key)

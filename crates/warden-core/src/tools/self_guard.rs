@@ -87,6 +87,17 @@ fn texts(inv: &Invocation) -> impl Iterator<Item = &str> {
     args.chain(docs)
 }
 
+/// Whether `text` names the file `name` as a whole word: `'warden.db'` and
+/// `/x/warden.db` do, `warden.db.bak` and `mywarden.db` do not.
+fn names_file(text: &str, name: &str) -> bool {
+    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
+    text.match_indices(name).any(|(at, _)| {
+        let before = text.get(..at).and_then(|t| t.chars().next_back());
+        let after = text.get(at + name.len()..).and_then(|t| t.chars().next());
+        before.is_none_or(|c| !part_of_name(c)) && after.is_none_or(|c| !part_of_name(c))
+    })
+}
+
 fn is_interpreter(program: &str) -> bool {
     let stem = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     INTERPRETERS.iter().any(|(name, _)| *name == stem || *name == program)
@@ -115,7 +126,7 @@ pub fn touched(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut Ve
 }
 
 fn admin_command(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut Vec<Finding>) {
-    if !places.host.admin_programs.iter().any(|p| *p == inv.program) {
+    if !places.host.admin_programs.contains(&inv.program) {
         return;
     }
     let mut args = inv.argv.iter().skip(1);
@@ -157,7 +168,7 @@ fn database_client(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mu
         let split = crate::paths::SplitPath::new(p);
         db.iter().any(|g| split.matches(g))
     });
-    let named = || texts(inv).find_map(|t| places.host.database_names.iter().find(|n| t.contains(n.as_str())).cloned());
+    let named = || texts(inv).find_map(|t| places.host.database_names.iter().find(|n| names_file(t, n)).cloned());
     let hit = if client { opens_path.cloned().or_else(named) } else { named() };
     if let Some(what) = hit {
         out.push(Finding {
