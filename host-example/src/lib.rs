@@ -10,6 +10,7 @@
 pub mod bindings;
 pub mod cli;
 pub mod hook;
+pub mod host_context;
 pub mod http;
 mod imports;
 pub mod json;

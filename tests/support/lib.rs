@@ -105,6 +105,18 @@ impl Default for TempDb {
     }
 }
 
+/// The host context of library-driven tests: a fresh secret, Warden's files
+/// under `/srv/warden`.
+pub fn host_context() -> warden_host::bindings::exports::warden::guard::policy::HostContext {
+    let secret = warden_host::host_context::ephemeral_secret().expect("random bytes");
+    warden_host::host_context::declare(
+        std::path::Path::new("/srv/warden/warden.db"),
+        Some(std::path::Path::new("/srv/warden/config.json")),
+        None,
+        secret,
+    )
+}
+
 /// Options for the real, embedded component over `storage`.
 pub fn options(storage: Arc<dyn Storage>, log: &CapturedLog) -> RuntimeOptions {
     RuntimeOptions {
@@ -113,6 +125,7 @@ pub fn options(storage: Arc<dyn Storage>, log: &CapturedLog) -> RuntimeOptions {
         limits: Limits::default(),
         storage,
         log: log.sink(),
+        host: Some(host_context()),
     }
 }
 
