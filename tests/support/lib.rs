@@ -105,10 +105,13 @@ impl Default for TempDb {
     }
 }
 
-/// The host context of library-driven tests: a fresh secret, Warden's files
-/// under `/srv/warden`.
+/// Approval secret of library-driven tests, the same for every runtime so
+/// that a restarted host records the keys an earlier one gave.
+pub const TEST_SECRET: [u8; 32] = [0x5a; 32];
+
+/// The host context of library-driven tests: Warden's files under `/srv/warden`.
 pub fn host_context() -> warden_host::bindings::exports::warden::guard::policy::HostContext {
-    let secret = warden_host::host_context::ephemeral_secret().expect("random bytes");
+    let secret = TEST_SECRET.to_vec();
     warden_host::host_context::declare(
         std::path::Path::new("/srv/warden/warden.db"),
         Some(std::path::Path::new("/srv/warden/config.json")),
