@@ -110,7 +110,7 @@ def declare(
         if p not in unique:
             unique.append(p)
     return {
-        "approval_secret": list(secret),
+        "approval_secret": bytes(secret),
         "databases": databases,
         "protected_paths": unique,
         "admin_programs": ["warden"],
@@ -120,7 +120,7 @@ def declare(
 def ephemeral() -> Dict[str, Any]:
     """A context with a fresh secret and no files, for a guard whose storage does not outlive it."""
     return {
-        "approval_secret": list(secrets.token_bytes(SECRET_BYTES)),
+        "approval_secret": secrets.token_bytes(SECRET_BYTES),
         "databases": [],
         "protected_paths": [],
         "admin_programs": ["warden"],
