@@ -12,7 +12,8 @@
 //! - `self.admin-command`: a shell command runs Warden's own command with a
 //!   subcommand other than the read-only ones ([`READ_ONLY_SUBCOMMANDS`]),
 //!   or with a subcommand only known when it runs: `warden approve`,
-//!   `warden gate ...`, `warden serve`, `warden pin`.
+//!   `warden gate ...`, `warden serve`, `warden pin`; also through
+//!   `cargo run --bin warden -- ...`.
 //! - `self.database-client`: a database client ([`DATABASE_CLIENTS`]) opens
 //!   one of Warden's database files, or inline code of an interpreter
 //!   (`python3 -c`, `node -e`, a here-document fed to one) names one by its
@@ -125,11 +126,28 @@ pub fn touched(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut Ve
     }
 }
 
-fn admin_command(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut Vec<Finding>) {
-    if !places.host.admin_programs.contains(&inv.program) {
-        return;
+/// The arguments Warden's command gets from `cargo run ... --bin warden -- ARGS`.
+fn cargo_run_args<'i>(places: &Places<'_>, inv: &'i Invocation) -> Option<&'i [crate::shell::commands::Arg]> {
+    if inv.program != "cargo" || !inv.argv.iter().any(|a| a.known() == Some("run")) {
+        return None;
     }
-    let mut args = inv.argv.iter().skip(1);
+    let dashes = inv.argv.iter().position(|a| a.known() == Some("--"))?;
+    let names_warden = inv.argv.get(..dashes)?.iter().filter_map(|a| a.known()).any(|t| {
+        let value = t.rsplit('=').next().unwrap_or(t);
+        places.host.admin_programs.iter().any(|p| p == value || value == format!("{p}-host"))
+    });
+    names_warden.then(|| inv.argv.get(dashes..)).flatten()
+}
+
+fn admin_command(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut Vec<Finding>) {
+    let argv = if places.host.admin_programs.contains(&inv.program) {
+        inv.argv.as_slice()
+    } else if let Some(args) = cargo_run_args(places, inv) {
+        args
+    } else {
+        return;
+    };
+    let mut args = argv.iter().skip(1);
     let subcommand = loop {
         let Some(arg) = args.next() else { return };
         match arg.known() {

@@ -780,6 +780,8 @@ fn self_cases() -> Vec<(ToolCall, Decision, &'static str)> {
         ("cmd=approve; warden $cmd --key k --scope always", ADMIN),
         ("ls && warden mcp -- cat", ADMIN),
         ("find . -name x -exec warden approve --key {} --scope always \\;", ADMIN),
+        ("cargo run --release --bin warden -- approve --key k --scope always", ADMIN),
+        ("cargo run -q -p warden-host -- gate opt-out --recipient x", ADMIN),
         // A database client on Warden's database.
         ("sqlite3 /srv/warden/warden.db 'delete from records'", DB),
         ("cd /srv/warden && sqlite3 warden.db 'delete from records'", DB),
@@ -842,6 +844,8 @@ fn self_cases() -> Vec<(ToolCall, Decision, &'static str)> {
         "echo warden approve",
         "grep -r \"warden approve\" docs/",
         "git log -- warden.db",
+        "cargo run --bin warden -- check tool --config /ws/w.json",
+        "cargo run --bin other -- approve",
     ];
     out.extend(allowed.iter().map(|c| (bash(c), Decision::Allow, rules::ALLOW)));
     let tools: &[(&str, Value)] = &[
