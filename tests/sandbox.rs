@@ -19,6 +19,7 @@ fn hostile(limits: Limits) -> (Runtime, CapturedLog, TempDb) {
             limits,
             storage: db.open(),
             log: log.sink(),
+            host: None,
         },
         "{}",
     )

@@ -133,7 +133,7 @@ fn a_remembered_answer_survives_a_host_restart_on_the_same_sqlite_file() {
         let asked = rt.check_tool_call(&fetch("https://example.com/a"));
         assert_eq!(decided(&asked), ("ask", "tools.ask-kind"));
         assert_eq!(asked.scope, Some(ApprovalScope::Session));
-        assert!(asked.approval_key.as_deref().is_some_and(|k| k.starts_with("t1:s:")), "{asked:?}");
+        assert!(asked.approval_key.as_deref().is_some_and(|k| k.starts_with("t2:s:")), "{asked:?}");
         rt.record_approval(&answer(&asked, true, ApprovalScope::Session)).expect("record");
         let rt_always = runtime(always, db.open());
         let asked = rt_always.check_tool_call(&deploy());
@@ -300,15 +300,19 @@ fn approvals_with_a_bad_key_or_a_missing_session_are_refused_naming_the_field_an
     let cases = [
         (
             "a key no verdict gave",
-            Approval { key: "t1:x".into(), ..good.clone() },
-            "key: `t1:x` is not an approval key",
+            Approval { key: "t2:x".into(), ..good.clone() },
+            "key: `t2:x` is not an approval key",
         ),
         (
             "a key of an unknown scope",
-            Approval { key: format!("t1:q:{}:{}", "0".repeat(16), "0".repeat(64)), ..good.clone() },
+            Approval { key: format!("t2:q:{}:{}", "0".repeat(16), "0".repeat(64)), ..good.clone() },
             "key: ",
         ),
-        ("a session answer without a session", Approval { session_id: None, ..good.clone() }, "sessionId: is required"),
+        (
+            "an answer from another session",
+            Approval { session_id: Some("another".into()), ..good.clone() },
+            "sessionId: `another` is not the session this call was asked in",
+        ),
         ("a blank session", Approval { session_id: Some("  ".into()), ..good.clone() }, "sessionId: must be 1 to 512"),
         (
             "a scope broader than offered",
@@ -400,9 +404,9 @@ fn warden_approve_refuses_bad_answers_with_one_line_naming_the_field_and_records
     let cases: Vec<(&str, Vec<&str>, String, &str)> = vec![
         (
             "a key no verdict gave",
-            [&["--key", "t1:nonsense", "--scope", "session"][..], &session].concat(),
+            [&["--key", "t2:nonsense", "--scope", "session"][..], &session].concat(),
             String::new(),
-            "key: `t1:nonsense` is not an approval key",
+            "key: `t2:nonsense` is not an approval key",
         ),
         (
             "a scope broader than the call offers",
@@ -411,10 +415,10 @@ fn warden_approve_refuses_bad_answers_with_one_line_naming_the_field_and_records
             "scope: `always` is broader than the `session` this call offers",
         ),
         (
-            "a session answer without a session",
-            vec!["--key", &key, "--scope", "session"],
+            "an answer from another session",
+            vec!["--key", &key, "--scope", "session", "--session", "another"],
             String::new(),
-            "sessionId: is required for a `session` answer",
+            "sessionId: `another` is not the session this call was asked in",
         ),
         (
             "a call on stdin that is allowed",

@@ -86,6 +86,7 @@ fn start(storage: Arc<dyn Storage>) -> Runtime {
         limits: Limits::default(),
         storage,
         log: Arc::new(|_, _| {}),
+        host: None,
     };
     Runtime::new(options, "{}").unwrap_or_else(|e| panic!("the runtime did not start: {e}"))
 }

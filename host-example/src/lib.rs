@@ -11,6 +11,7 @@ pub mod bindings;
 pub mod cli;
 pub mod clock;
 pub mod hook;
+pub mod host_context;
 pub mod http;
 mod imports;
 pub mod json;

@@ -8,8 +8,8 @@
 //! calls and outbound messages fail closed, inbound turns fail open.
 
 use crate::bindings::exports::warden::guard::policy::{
-    Approval, ConfigReport, DiagnosticsReport, OutboundMessage, OutcomeReport, PinState, ToolCall, Turn, TurnEnd,
-    TurnOutcome, TurnStart, Usage,
+    Approval, ConfigReport, DiagnosticsReport, HostContext, OutboundMessage, OutcomeReport, PinState, ToolCall, Turn,
+    TurnEnd, TurnOutcome, TurnStart, Usage,
 };
 use crate::bindings::warden::guard::types::{Decision, PolicyError, Risk, Verdict};
 use crate::bindings::{Guard, GuardPre, warden};
@@ -80,6 +80,10 @@ pub struct RuntimeOptions {
     pub limits: Limits,
     pub storage: Arc<dyn Storage>,
     pub log: LogSink,
+    /// What this host declares about itself (see [`crate::host_context`]);
+    /// without it, answers to `ask` cannot be recorded and only the
+    /// configured paths are protected.
+    pub host: Option<HostContext>,
 }
 
 /// Most configuration errors a [`StartError`] prints; the rest are counted.
@@ -260,6 +264,7 @@ pub struct Runtime {
     limits: Limits,
     pool: Mutex<Vec<Instance>>,
     report: ConfigReport,
+    host: Option<HostContext>,
 }
 
 impl Runtime {
@@ -291,8 +296,10 @@ impl Runtime {
             limits: options.limits,
             pool: Mutex::new(Vec::new()),
             report: ConfigReport { policy_version: String::new(), checks: Vec::new(), warnings: Vec::new() },
+            host: options.host,
         };
         let mut first = runtime.instantiate().map_err(StartError::Load)?;
+        runtime.declare(&mut first).map_err(StartError::Load)?;
         first.store.data_mut().clock.start(runtime.limits.cpu);
         let answer = first
             .guard
@@ -365,6 +372,7 @@ impl Runtime {
             return Ok(instance);
         }
         let mut instance = self.instantiate()?;
+        self.declare(&mut instance)?;
         let answer = instance
             .guard
             .warden_guard_policy()
@@ -372,6 +380,17 @@ impl Runtime {
             .map_err(|e| anyhow!("{e:#}"))?;
         answer.map_err(|errors| anyhow!("a new instance refused the configuration ({} errors)", errors.len()))?;
         Ok(instance)
+    }
+
+    /// Declares the host context to a new instance, before its configuration.
+    fn declare(&self, instance: &mut Instance) -> anyhow::Result<()> {
+        let Some(context) = &self.host else { return Ok(()) };
+        instance
+            .guard
+            .warden_guard_policy()
+            .call_set_host_context(&mut instance.store, context)
+            .map_err(|e| anyhow!("{e:#}"))?
+            .map_err(|e| anyhow!("the component refused the host context: {}", CallError::Policy(e)))
     }
 
     fn give_back(&self, instance: Instance) {

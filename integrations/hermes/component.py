@@ -52,6 +52,7 @@ DEFAULT_POOL = 8
 GUEST_FAILURE_RULE = "host.guest-failure"
 
 _POLICY_FUNCS = (
+    "set-host-context",
     "configure",
     "check-turn",
     "check-tool-call",
@@ -274,9 +275,15 @@ class Guard:
         fuel: int = DEFAULT_FUEL,
         pool: int = DEFAULT_POOL,
         replay: bool = False,
+        host_context: Optional[Dict[str, Any]] = None,
     ):
+        from . import host_context as _host_context
+
         # Accept request times far from this process's clock (see clock.py).
         self._replay = replay
+
+        # Without a declared context, a fresh secret: approvals work within this guard only.
+        self._host_context = host_context if host_context is not None else _host_context.ephemeral()
         self._engine = engine()
         self._component = load_component(self._engine, wasm, cache_dir)
         self._host = _Host(storage)
@@ -288,6 +295,7 @@ class Guard:
         self._linker = self._link()
         self._config = config_text
         first = self._instantiate()
+        self._declare(first)
         answer = self._invoke(first, "configure", config_text)
         if isinstance(answer, list):
             raise ConfigErrors([(field(e, "path"), field(e, "message")) for e in answer])
@@ -336,10 +344,17 @@ class Guard:
             if self._pool:
                 return self._pool.pop()
         inst = self._instantiate()
+        self._declare(inst)
         answer = self._invoke(inst, "configure", self._config)
         if isinstance(answer, list):
             raise GuardError(f"a new instance refused the configuration ({len(answer)} errors)")
         return inst
+
+    def _declare(self, inst: _Instance) -> None:
+        """Declares the host context to a new instance, before its configuration."""
+        answer = self._invoke(inst, "set-host-context", to_wit(self._host_context))
+        if isinstance(answer, Variant):
+            raise GuardError(f"the component refused the host context: {answer.tag}: {answer.payload}")
 
     def _give_back(self, inst: _Instance) -> None:
         with self._lock:

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Optional, Tuple
 
-from . import component, imports_storage, settings
+from . import component, host_context, imports_storage, settings
 
 logger = logging.getLogger("warden")
 
@@ -93,6 +93,13 @@ class Runtime:
             if error is not None:
                 raise Unavailable(f"cannot open the Warden database {s.db_path}: {error}")
             self._storage = storage
+        try:
+            secret = host_context.approval_secret(s.db_path)
+        except OSError as e:
+            raise Unavailable(f"cannot use the approval secret {host_context.secret_path(s.db_path)}: {e}") from e
+        declared = host_context.declare(
+            s.db_path, s.config_path, s.cache_dir, settings.hermes_home(), settings.PLUGIN_DIR, secret
+        )
         return component.Guard(
             wasm,
             config_text,
@@ -101,6 +108,7 @@ class Runtime:
             memory_bytes=s.memory_bytes,
             fuel=s.fuel,
             replay=s.replay,
+            host_context=declared,
         )
 
 

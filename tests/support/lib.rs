@@ -106,6 +106,21 @@ impl Default for TempDb {
     }
 }
 
+/// Approval secret of library-driven tests, the same for every runtime so
+/// that a restarted host records the keys an earlier one gave.
+pub const TEST_SECRET: [u8; 32] = [0x5a; 32];
+
+/// The host context of library-driven tests: Warden's files under `/srv/warden`.
+pub fn host_context() -> warden_host::bindings::exports::warden::guard::policy::HostContext {
+    let secret = TEST_SECRET.to_vec();
+    warden_host::host_context::declare(
+        std::path::Path::new("/srv/warden/warden.db"),
+        Some(std::path::Path::new("/srv/warden/config.json")),
+        None,
+        secret,
+    )
+}
+
 /// Options for the real, embedded component over `storage`.
 pub fn options(storage: Arc<dyn Storage>, log: &CapturedLog) -> RuntimeOptions {
     RuntimeOptions {
@@ -114,6 +129,7 @@ pub fn options(storage: Arc<dyn Storage>, log: &CapturedLog) -> RuntimeOptions {
         limits: Limits::default(),
         storage,
         log: log.sink(),
+        host: Some(host_context()),
     }
 }
 

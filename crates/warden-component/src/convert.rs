@@ -15,6 +15,15 @@ pub fn policy_error(e: core::PolicyError) -> t::PolicyError {
     }
 }
 
+pub fn host_context(c: wit::HostContext) -> warden_core::HostContext {
+    warden_core::HostContext {
+        approval_secret: c.approval_secret,
+        databases: c.databases,
+        protected_paths: c.protected_paths,
+        admin_programs: c.admin_programs,
+    }
+}
+
 fn identity(i: t::Identity) -> core::Identity {
     core::Identity {
         provider: i.provider,

@@ -20,8 +20,8 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
 use exports::warden::guard::policy::{
-    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, OutboundMessage, OutcomeReport,
-    PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
+    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, OutboundMessage,
+    OutcomeReport, PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
 use warden::guard::types::{PolicyError, Verdict};
 use warden_core::Warden;
@@ -42,6 +42,15 @@ unsafe impl Sync for Active {}
 
 static ACTIVE: Active = Active(RefCell::new(None));
 
+/// What the host declared about itself; kept across `configure` calls.
+struct Host(RefCell<Option<warden_core::HostContext>>);
+
+// SAFETY: as for `Active`.
+#[expect(unsafe_code, reason = "component instances are single-threaded")]
+unsafe impl Sync for Host {}
+
+static HOST: Host = Host(RefCell::new(None));
+
 /// Runs `f` with the active policy, if `configure` has succeeded.
 fn with_policy<T>(f: impl FnOnce(Option<&Warden>) -> T) -> T {
     let active = ACTIVE.0.borrow();
@@ -58,9 +67,23 @@ fn configured<T>(f: impl FnOnce(&Warden) -> Result<T, warden_core::model::Policy
 struct Component;
 
 impl PolicyGuest for Component {
+    fn set_host_context(context: HostContext) -> Result<(), PolicyError> {
+        let context = convert::host_context(context);
+        context.validate().map_err(convert::policy_error)?;
+        if let Some(w) = ACTIVE.0.borrow_mut().as_mut() {
+            w.set_host_context(&context).map_err(convert::policy_error)?;
+        }
+        *HOST.0.borrow_mut() = Some(context);
+        Ok(())
+    }
+
     fn configure(config: String) -> Result<ConfigReport, Vec<ConfigError>> {
         match Warden::configure(&config) {
-            Ok(warden) => {
+            Ok(mut warden) => {
+                if let Some(context) = HOST.0.borrow().as_ref() {
+                    // Validated when it was declared, so this cannot fail.
+                    let _ = warden.set_host_context(context);
+                }
                 let report = convert::config_report(warden.report());
                 *ACTIVE.0.borrow_mut() = Some(warden);
                 Ok(report)

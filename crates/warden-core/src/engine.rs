@@ -20,6 +20,7 @@ pub struct Warden {
     config: Config,
     policy_version: String,
     tools_version: String,
+    host: crate::host::Prepared,
 }
 
 impl Warden {
@@ -30,7 +31,16 @@ impl Warden {
         // Remembered tool-call answers are bound to the judge's own settings,
         // so editing, say, a safety scenario does not re-ask every approval.
         let tools_version = crate::digest::versioned(&config.tools);
-        Ok(Warden { config, policy_version, tools_version })
+        Ok(Warden { config, policy_version, tools_version, host: crate::host::Prepared::default() })
+    }
+
+    /// Takes what the host declared about itself: the approval secret and
+    /// the files and command of Warden that the agent may not touch. A
+    /// context that fails validation changes nothing.
+    pub fn set_host_context(&mut self, context: &crate::host::HostContext) -> Result<(), PolicyError> {
+        context.validate()?;
+        self.host = context.prepare();
+        Ok(())
     }
 
     /// The validated configuration.
@@ -109,7 +119,7 @@ impl Warden {
         {
             return v.clone();
         }
-        let judged = tools::judge(&self.config.tools, &self.tools_version, ports, call, &args);
+        let judged = tools::judge(&self.config.tools, &self.tools_version, &self.host, ports, call, &args);
         // When the judge found nothing to say beyond its default allow, the
         // pin's positive answer is the rule that decided; anything the judge
         // did decide (a memory, an ask, a deny) stays the rule.
@@ -160,8 +170,10 @@ impl Warden {
 
     /// Records a person's answer to an `ask`; the key says which check asked.
     pub fn record_approval(&self, ports: &Ports<'_>, approval: &Approval) -> Result<(), PolicyError> {
-        if approval.key.starts_with(tools::APPROVAL_KEY_PREFIX) {
-            tools::record_approval(&self.config.tools, &self.tools_version, ports, approval)
+        if approval.key.starts_with(tools::APPROVAL_KEY_PREFIX)
+            || approval.key.starts_with(tools::OLD_APPROVAL_KEY_PREFIX)
+        {
+            tools::record_approval(&self.config.tools, &self.tools_version, &self.host, ports, approval)
         } else if approval.key.starts_with(outbound::APPROVAL_KEY_PREFIX) {
             outbound::record_approval(&self.config, ports, approval)
         } else {

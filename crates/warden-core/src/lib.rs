@@ -24,6 +24,7 @@ mod engine;
 #[cfg(any(test, feature = "fakes"))]
 pub mod fakes;
 pub mod gate;
+pub mod host;
 pub mod model;
 pub mod outbound;
 pub mod paths;
@@ -40,6 +41,7 @@ pub mod tools;
 pub use config::Config;
 pub use config::reader::ConfigError;
 pub use engine::{Warden, unconfigured};
+pub use host::HostContext;
 
 /// Rule names shared by every check family.
 pub mod rules {

@@ -381,7 +381,7 @@ pub fn run(host: &HostArgs, db: Option<PathBuf>, out: &mut dyn Write) -> Result<
     let dir = temp_dir()?;
     let db = db.unwrap_or_else(|| dir.path().join("demo.db"));
     let (config, classifier) = demo_config();
-    let runtime = start(host, &config, &db)?;
+    let runtime = start(host, &config, &db, None)?;
     let rows = play(&runtime)?;
     print(&rows, &db, &classifier, out).map_err(|e| Failure::failed(format!("cannot print the demo: {e}")))
 }

@@ -227,7 +227,7 @@ pub(super) fn run(host: &HostArgs, clock: Clock, command: GateCommand, stdout: &
 /// returns the configuration text the component accepted with it.
 fn open(host: &HostArgs, policy: &Policy) -> Result<(Runtime, String), Failure> {
     let config = read_config(&policy.config)?;
-    let runtime = start(host, &config, &policy.db)?;
+    let runtime = start(host, &config, &policy.db, Some(&policy.config))?;
     let active = runtime.report().checks.iter().any(|c| c.check == "gate" && c.active);
     if !active {
         return Err(Failure::invalid(format!(

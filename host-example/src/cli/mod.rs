@@ -383,13 +383,17 @@ fn read_stdin(stdin: &mut dyn Read) -> Result<String, Failure> {
     Ok(text)
 }
 
-fn options(host: &HostArgs, storage: Arc<dyn crate::storage::Storage>) -> RuntimeOptions {
+fn options(
+    host: &HostArgs,
+    storage: Arc<dyn crate::storage::Storage>,
+    context: Option<crate::bindings::exports::warden::guard::policy::HostContext>,
+) -> RuntimeOptions {
     RuntimeOptions {
         component: match &host.component {
             Some(path) => ComponentSource::File(path.clone()),
             None => ComponentSource::Embedded,
         },
-        cache_dir: if host.no_cache { None } else { host.cache_dir.clone().or_else(crate::runtime::default_cache_dir) },
+        cache_dir: cache_dir(host),
         limits: Limits {
             memory_bytes: (host.memory_mib * 1024 * 1024) as usize,
             cpu: Duration::from_millis(host.cpu_ms),
@@ -397,16 +401,29 @@ fn options(host: &HostArgs, storage: Arc<dyn crate::storage::Storage>) -> Runtim
         },
         storage,
         log: log_sink(host.log_level),
+        host: context,
     }
 }
 
-/// Opens the database and starts a runtime configured with `config`: a
+fn cache_dir(host: &HostArgs) -> Option<PathBuf> {
+    if host.no_cache { None } else { host.cache_dir.clone().or_else(crate::runtime::default_cache_dir) }
+}
+
+/// Opens the database and starts a runtime configured with `config` (read
+/// from `config_path`), declaring this host's files and approval secret: a
 /// configuration the component refuses is bad input (exit 2); a database or
 /// component that cannot be opened is a failure to answer (exit 1).
-fn start(host: &HostArgs, config: &str, db: &PathBuf) -> Result<Runtime, Failure> {
+fn start(
+    host: &HostArgs,
+    config: &str,
+    db: &PathBuf,
+    config_path: Option<&std::path::Path>,
+) -> Result<Runtime, Failure> {
     let storage = SqliteStorage::open(db)
         .map_err(|e| Failure::failed(format!("cannot open the database {}: {e}", db.display())))?;
-    Runtime::new(options(host, Arc::new(storage)), config).map_err(|e| match e {
+    let secret = crate::host_context::approval_secret(db).map_err(Failure::failed)?;
+    let context = crate::host_context::declare(db, config_path, cache_dir(host).as_deref(), secret);
+    Runtime::new(options(host, Arc::new(storage), Some(context)), config).map_err(|e| match e {
         crate::StartError::Config(_) => Failure::invalid(e.to_string()),
         crate::StartError::Load(_) => Failure::failed(e.to_string()),
     })
@@ -470,7 +487,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             match what {
                 CheckKind::Tool => {
                     let call: json::ToolCallJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
-                    let runtime = start(&host, &config, &policy.db)?;
+                    let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
                     let verdict = VerdictJson::from(&runtime.check_tool_call(&call.into()));
                     print_json(stdout, &verdict)?;
                     fail_on(threshold, &verdict.decision, &verdict.rule)
@@ -478,14 +495,14 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 CheckKind::Outbound => {
                     let message: json::OutboundJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let message = message.into_wit().map_err(Failure::invalid)?;
-                    let runtime = start(&host, &config, &policy.db)?;
+                    let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
                     let verdict = VerdictJson::from(&runtime.check_outbound(&message));
                     print_json(stdout, &verdict)?;
                     fail_on(threshold, &verdict.decision, &verdict.rule)
                 }
                 CheckKind::Turn => {
                     let turn: json::TurnJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
-                    let outcome = match start(&host, &config, &policy.db) {
+                    let outcome = match start(&host, &config, &policy.db, Some(&policy.config)) {
                         Ok(runtime) => json::TurnOutcomeJson::from(&runtime.check_turn(&turn.into())),
                         Err(f) if f.code == EXIT_FAILURE => {
                             let _ = writeln!(stderr, "warden: {}; the turn proceeds unchecked", f.message.trim_end());
@@ -502,7 +519,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         Command::Pin { policy, session, chat, label, run, now_ms } => {
             clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
-            let runtime = start(&host, &config, &policy.db)?;
+            let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
             let start = json::TurnStartJson { session_id: session, run_id: run, chat_id: Some(chat), label, now_ms };
             let pin = runtime.start_turn(&start.into()).map_err(call_failure)?;
             print_json(stdout, &pin.as_ref().map(json::PinStateJson::from))
@@ -510,21 +527,21 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         Command::Settle { policy, session, run, now_ms } => {
             clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
-            let runtime = start(&host, &config, &policy.db)?;
+            let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
             let end = json::TurnEndJson { session_id: session, run_id: run, now_ms };
             runtime.settle_turn(&end.into()).map_err(call_failure)?;
             print_json(stdout, &serde_json::json!({"settled": true}))
         }
         Command::Diagnostics { policy } => {
             let config = read_config(&policy.config)?;
-            let runtime = start(&host, &config, &policy.db)?;
+            let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
             let report = runtime.diagnostics().map_err(call_failure)?;
             print_json(stdout, &json::DiagnosticsJson::from(&report))
         }
         Command::Validate { config } => {
             let text = read_config(&config)?;
             let dir = temp_dir()?;
-            let runtime = start(&host, &text, &dir.path().join("validate.db"))?;
+            let runtime = start(&host, &text, &dir.path().join("validate.db"), Some(&config))?;
             let mut report = json::ConfigReportJson::from(runtime.report());
             let parsed: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
             let gateway = crate::http::HttpGateway::from_config(&parsed).map_err(Failure::invalid)?;
@@ -541,7 +558,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 None => {
                     let request = read_stdin(stdin)?;
                     let call: json::ToolCallJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
-                    let runtime = start(&host, &config, &policy.db)?;
+                    let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
                     let verdict = runtime.check_tool_call(&call.into());
                     verdict.approval_key.clone().ok_or_else(|| {
                         Failure::invalid(format!(
@@ -552,7 +569,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                     })?
                 }
             };
-            let runtime = start(&host, &config, &policy.db)?;
+            let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
             let approval = json::ApprovalJson {
                 key: key.clone(),
                 allow: !deny,
@@ -596,7 +613,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             };
             let token = token.trim().to_string();
             crate::serve::check_token(&token).map_err(Failure::invalid)?;
-            let runtime = Arc::new(start(&host, &config, &policy.db)?);
+            let runtime = Arc::new(start(&host, &config, &policy.db, Some(&policy.config))?);
             let options = crate::serve::ServeOptions { token, ..limits };
             if !listen.ip().to_canonical().is_loopback() {
                 eprintln!(
@@ -624,7 +641,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         Command::Mcp { policy, name, command } => {
             no_replay(&host, "mcp").map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
-            let runtime = Arc::new(start(&host, &config, &policy.db)?);
+            let runtime = Arc::new(start(&host, &config, &policy.db, Some(&policy.config))?);
             let options = crate::mcp::McpOptions {
                 server_name: name.unwrap_or_else(|| crate::mcp::server_name_from(&command)),
                 session_id: format!("mcp-{}-{}", std::process::id(), json::now_ms()),
@@ -661,7 +678,7 @@ fn hook_answer(
         let event = read_stdin(stdin).map_err(|f| f.message)?;
         let event = crate::hook::parse_event(&event)?;
         let config = read_config(&policy.config).map_err(|f| f.message)?;
-        let runtime = start(host, &config, &policy.db).map_err(|f| f.message)?;
+        let runtime = start(host, &config, &policy.db, Some(&policy.config)).map_err(|f| f.message)?;
         let verdict = runtime.check_tool_call(&crate::hook::tool_call(&event).into());
         Ok(crate::hook::answer(&verdict, style))
     })();

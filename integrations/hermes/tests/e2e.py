@@ -411,7 +411,7 @@ def ask_is_answered_through_the_gateway():
     check(d.get("tools.ask.tools.ask-kind") == 1, f"Warden answered ask by tools.ask-kind in the gateway process ({d})")
     check(len(asks) == 1 and "Warden asks before this call (tools.ask-kind, approval remembered for: session)"
           in asks[0]["description"], "Hermes's approval gate asked the person, with Warden's rule and offered scope")
-    check(asks[0]["pattern_key"].startswith("plugin_rule:warden:t1:s:")
+    check(asks[0]["pattern_key"].startswith("plugin_rule:warden:t2:s:")
           and asks[0]["pattern_key"].endswith(f":session:{session}"),
           "under a rule key bound to Warden's session-scoped approval key and this session")
     check(seen_at_ask == [searched], "the tool had not run while the question was open")

@@ -17,7 +17,7 @@ import time
 from support import Checks, QuietHandler, check, load_plugin, serve
 
 plugin = load_plugin()
-from warden_plugin import component, imports_http, imports_storage  # noqa: E402
+from warden_plugin import component, host_context, imports_http, imports_storage  # noqa: E402
 
 WARDEN_WASM, HOSTILE_WASM = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(prefix="warden-hermes-host-")
@@ -341,6 +341,40 @@ def compiled_component_is_cached():
     check(second < first, f"loading from the cache is faster ({second * 1000:.0f} ms vs {first * 1000:.0f} ms)")
 
 
+def self_protection_and_authenticated_keys():
+    home = os.path.join(TMP, "hermes-home")
+    os.makedirs(os.path.join(home, "warden"), exist_ok=True)
+    db_path = os.path.join(home, "warden", "warden.db")
+    secret = host_context.approval_secret(db_path)
+    check(len(secret) == 32 and stat.S_IMODE(os.stat(db_path + ".key").st_mode) == 0o600, "a private 32-byte secret")
+    check(host_context.approval_secret(db_path) == secret, "read back the same")
+    declared = host_context.declare(db_path, os.path.join(home, "warden", "warden.json"), None, home, "/opt/warden-plugin", secret)
+    g = guard({}, storage=db("self.db"), host_context=declared)
+    cases = [
+        (tool_call("terminal", {"command": "warden approve --key k --scope always"}), "self.admin-command"),
+        (tool_call("terminal", {"command": f"sqlite3 {db_path} 'delete from records'"}), "self.database-client"),
+        (tool_call("write_file", {"path": os.path.join(home, "config.yaml"), "content": "plugins: {}"}), "self.protected-file"),
+        (tool_call("terminal", {"command": "rm -rf /opt/warden-plugin"}), "self.protected-file"),
+        (tool_call("read_file", {"path": db_path + ".key"}), "self.protected-file"),
+    ]
+    for call, rule in cases:
+        v = g.check_tool_call(call)
+        check((v["decision"], v["rule"]) == ("deny", rule), f"{json.loads(call['arguments'])} -> deny by {rule} ({v['rule']})")
+    v = g.check_tool_call(tool_call("terminal", {"command": "sqlite3 /tmp/app.db 'select 1'"}))
+    check(v["rule"] != "self.database-client", f"a project's own database is not warden's ({v['rule']})")
+    asked = g.check_tool_call(tool_call("terminal", {"command": 'rm -rf "$TARGET"'}))
+    key = asked["approval_key"]
+    check(asked["decision"] == "ask" and key.startswith("t2:o:"), "an ask carries an authenticated key")
+    answer = {"key": key.replace("t2:o:", "t2:a:", 1), "allow": True, "scope": "always", "session_id": None, "call_id": None, "now_ms": NOW}
+    try:
+        g.record_approval(answer)
+        check(False, "a forged scope letter is refused")
+    except component.GuardError as e:
+        check("invalid-input" in str(e) and "key:" in str(e), f"a forged scope letter is refused: {e}")
+    g.record_approval({**answer, "key": key, "scope": "once"})
+    check(g.check_tool_call(tool_call("terminal", {"command": 'rm -rf "$TARGET"'}))["rule"] == "memory.allow", "the genuine key works")
+
+
 if __name__ == "__main__":
     c = Checks()
     c.run("storage: compare-and-swap honours each condition", storage_compare_and_swap)
@@ -355,4 +389,5 @@ if __name__ == "__main__":
     c.run("http: allow-list, credentials, headers, caps, redirects, deadline, send-all", http_gateway)
     c.run("sandbox: fuel, memory cap and traps are contained", sandbox_survives_a_hostile_guest)
     c.run("pool: concurrent checks run on separate instances", concurrent_calls_use_separate_instances)
+    c.run("self-protection: warden's files, database and commands; authenticated approval keys", self_protection_and_authenticated_keys)
     sys.exit(c.done())

@@ -14,7 +14,7 @@ import { pathToFileURL } from "node:url";
 import { SqliteStorage } from "./storage.js";
 import { blockingHttp } from "./http-bridge.js";
 
-const { guestModule, coreModules, dbPath, config, httpPort, httpFlag } = workerData;
+const { guestModule, coreModules, dbPath, config, hostContext, httpPort, httpFlag } = workerData;
 const storage = new SqliteStorage(dbPath);
 
 function log(level, message) {
@@ -53,6 +53,14 @@ try {
   guard = { policy: root.policy, gate: root.gate };
 } catch (e) {
   parentPort.postMessage({ type: "failed", message: `cannot instantiate the component: ${describe(e)}` });
+  process.exit(1);
+}
+
+try {
+  guard.policy.setHostContext(hostContext);
+} catch (e) {
+  const why = e && Object.hasOwn(e, "payload") ? JSON.stringify(e.payload) : describe(e);
+  parentPort.postMessage({ type: "failed", message: `the component refused the host context: ${why}` });
   process.exit(1);
 }
 

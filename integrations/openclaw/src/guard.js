@@ -11,6 +11,7 @@
 // - A configuration the component refuses is refused for good (this guard is
 //   bound to one configuration); the refusal is logged once with every error.
 
+import { ephemeral } from "./host-context.js";
 import { Worker } from "node:worker_threads";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -106,7 +107,9 @@ export class Guard {
 
   /**
    * guestDir: folder of the jco output; dbPath: SQLite file; configText: the
-   * configuration as JSON text; logger: OpenClaw's plugin logger.
+   * configuration as JSON text; logger: OpenClaw's plugin logger;
+   * hostContext: what the host declares about itself (host-context.js), a
+   * fresh secret and no files when absent.
    */
   constructor({
     guestDir,
@@ -119,7 +122,9 @@ export class Guard {
     memoryBytes = DEFAULT_MEMORY_BYTES,
     env = process.env,
     replay = env.WARDEN_REPLAY === "1",
+    hostContext = ephemeral(),
   }) {
+    this.hostContext = hostContext;
     this.guestDir = guestDir;
     this.dbPath = dbPath;
     this.configText = configText;
@@ -176,6 +181,7 @@ export class Guard {
         coreModules,
         dbPath: this.dbPath,
         config: this.configText,
+        hostContext: this.hostContext,
         httpPort: port2,
         httpFlag: flag,
       },

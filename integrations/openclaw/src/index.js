@@ -14,8 +14,10 @@
 // loaded here: the guard starts on the first hook that fires, and guards are
 // shared through a process-wide registry keyed by configuration and database.
 
+import fs from "node:fs";
 import path from "node:path";
 import { Guard, SRC_DIR, GuestFailure } from "./guard.js";
+import * as hostContext from "./host-context.js";
 import * as map from "./openclaw-map.js";
 
 export const PLUGIN_ID = "warden";
@@ -77,7 +79,25 @@ function register(api) {
         guards.delete(otherKey);
         other.close();
       }
+      // The secret beside the database, and the files the agent may not touch:
+      // Warden's database, OpenClaw's config file (the plugin entry) and this plugin.
+      // A secret that cannot be read leaves it empty: the component refuses
+      // that context, the guard cannot start, and checks fail closed.
+      let secret = new Uint8Array(0);
+      try {
+        fs.mkdirSync(path.dirname(dbPath), { recursive: true });
+        secret = hostContext.approvalSecret(dbPath);
+      } catch (e) {
+        logger?.error?.(`warden: ${e.message}; tool calls and messages are refused until it is fixed`);
+      }
+      const declared = hostContext.declare({
+        dbPath,
+        secret,
+        openclawConfig: env.OPENCLAW_CONFIG_PATH ?? path.join(stateDir, "openclaw.json"),
+        pluginDir: path.join(SRC_DIR, ".."),
+      });
       guard = new Guard({
+        hostContext: declared,
         guestDir: env.WARDEN_GUEST_DIR ?? GUEST_DIR,
         dbPath,
         configText,

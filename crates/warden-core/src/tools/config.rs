@@ -152,6 +152,21 @@ pub struct ToolsConfig {
     /// Token and call budgets per agent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetConfig>,
+    /// Self-protection: the `self.*` rules that guard Warden's own files,
+    /// commands and database from the agent. All on by default.
+    pub self_protection: SelfProtection,
+}
+
+/// The `tools.selfProtection` section: the one place self-protection is widened.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[serde(rename_all = "camelCase", default)]
+pub struct SelfProtection {
+    /// `self.*` rules turned off, each named exactly (`self.protected-file`,
+    /// `self.admin-command`, `self.database-client`). Empty by default.
+    #[cfg_attr(feature = "schema", schemars(length(max = 3)))]
+    pub allow: Vec<String>,
 }
 
 /// Paths no tool may read or write by default.
@@ -214,6 +229,7 @@ impl Default for ToolsConfig {
             ask_tools: Vec::new(),
             rules: BTreeMap::new(),
             budget: None,
+            self_protection: SelfProtection::default(),
         }
     }
 }
@@ -245,6 +261,7 @@ impl ToolsConfig {
         "askTools",
         "rules",
         "budget",
+        "selfProtection",
     ];
 
     /// Reads the `tools` section; absent means the defaults.
@@ -290,6 +307,9 @@ impl ToolsConfig {
         if let Some(node) = obj.get("budget") {
             config.budget = super::budget::read(r, &node);
         }
+        if let Some(node) = obj.get("selfProtection") {
+            config.self_protection = read_self_protection(r, &node);
+        }
         config
     }
 
@@ -306,6 +326,14 @@ impl ToolsConfig {
 
     /// How `rule` decides: the configured setting, else its default.
     pub fn rule(&self, rule: &str) -> RuleSetting {
+        if super::rules::SELF_RULES.contains(&rule) {
+            let decision = if self.self_protection.allow.iter().any(|r| r == rule) {
+                RuleDecision::Allow
+            } else {
+                RuleDecision::Deny
+            };
+            return RuleSetting { decision, risk: RuleRisk::Critical, scope: RuleScope::Once };
+        }
         if let Some(setting) = self.rules.get(rule) {
             return *setting;
         }
@@ -419,6 +447,31 @@ fn read_field(r: &mut Reader, node: Node<'_>) -> Option<FieldRule> {
     Some(FieldRule { name: name?, kind, required, max_length })
 }
 
+fn read_self_protection(r: &mut Reader, node: &Node<'_>) -> SelfProtection {
+    let mut out = SelfProtection::default();
+    let Some(obj) = r.object(node, &["allow"]) else { return out };
+    let rule = |r: &mut Reader, n: Node<'_>| -> Option<String> {
+        match n.value.as_str() {
+            Some(name) if super::rules::SELF_RULES.contains(&name) => Some(name.to_string()),
+            _ => {
+                r.error(
+                    n.path,
+                    format!(
+                        "must be one of {}, got `{}`",
+                        super::rules::SELF_RULES.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", "),
+                        shown(n.value)
+                    ),
+                );
+                None
+            }
+        }
+    };
+    if let Some(rules) = r.unique_list(&obj, "allow", super::rules::SELF_RULES.len(), rule, "rule", "", |s| s.clone()) {
+        out.allow = rules;
+    }
+    out
+}
+
 fn read_rules(r: &mut Reader, node: &Node<'_>) -> BTreeMap<String, RuleSetting> {
     let mut out = BTreeMap::new();
     let serde_json::Value::Object(map) = node.value else {
@@ -427,6 +480,15 @@ fn read_rules(r: &mut Reader, node: &Node<'_>) -> BTreeMap<String, RuleSetting> 
     };
     for (name, value) in map {
         let child = Node { path: format!("{}.{name}", node.path), value };
+        if super::rules::SELF_RULES.contains(&name.as_str()) {
+            r.error(
+                child.path,
+                format!(
+                    "`{name}` guards warden itself and is not set here; name it in `tools.selfProtection.allow` to turn it off"
+                ),
+            );
+            continue;
+        }
         let Some(info) = RULES.iter().find(|i| i.name == name) else {
             r.error(
                 child.path,

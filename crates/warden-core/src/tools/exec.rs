@@ -68,7 +68,7 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
             )];
         }
     };
-    let secret = |p: &str| places.protected_by(p).is_some();
+    let secret = |p: &str| places.protected_by(p).is_some() || super::self_guard::protected_by(places, p).is_some();
     let context = commands::Context { cwd, home: places.home, secret: &secret };
     let analysis = commands::analyse(&script, &context);
     let mut out = Vec::new();
@@ -95,6 +95,7 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
                 format!("{} runs a program named by `{}`, which is only known when it runs.", quote(inv), shorten(raw)),
             ));
         }
+        super::self_guard::invocation(places, inv, &quote(inv), &mut out);
         touched_paths(places, inv, &mut out);
     }
     out
@@ -339,6 +340,7 @@ fn exfiltration(places: &Places<'_>, analysis: &Analysis, inv: &Invocation, out:
 }
 
 fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
+    super::self_guard::touched(places, inv, &quote(inv), out);
     for path in inv.reads.iter().chain(&inv.writes) {
         if let Some(glob) = places.protected_by(path) {
             out.push(finding(

@@ -24,8 +24,10 @@ use crate::model::{Approval, PolicyError, Scope};
 use crate::ports::{Condition, Storage, StorageError};
 use crate::prelude::*;
 use crate::store;
+use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::Sha256;
 
 /// Storage namespace of remembered answers.
 pub const NAMESPACE: &str = "tools.memory";
@@ -66,6 +68,10 @@ fn version_tag(version: &str) -> &str {
     hex.get(..16).unwrap_or(hex)
 }
 
+fn tool_tag(tool: &str) -> String {
+    sha256_hex(tool.as_bytes()).get(..16).unwrap_or("").to_string()
+}
+
 fn scope_char(scope: Scope) -> char {
     match scope {
         Scope::Once => 'o',
@@ -74,43 +80,122 @@ fn scope_char(scope: Scope) -> char {
     }
 }
 
+/// Label the authentication code of a key starts from, so it cannot be
+/// mistaken for any other code made with the same secret.
+const MAC_LABEL: &[u8] = b"warden.tools.approval-key.v2";
+
+/// What an approval key binds, as carried in the key.
+struct KeyFields<'k> {
+    offered: Scope,
+    version_tag: &'k str,
+    tool_tag: &'k str,
+    fp: &'k str,
+    /// Digest of the session the call was asked in, or `_`.
+    session: &'k str,
+    /// Digest of the call ID the call was asked with, or `_`.
+    call: &'k str,
+}
+
+fn mac(secret: &[u8], version: &str, k: &KeyFields<'_>) -> Option<Hmac<Sha256>> {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).ok()?;
+    let scope = [scope_char(k.offered) as u8];
+    for part in [
+        MAC_LABEL,
+        &scope,
+        version.as_bytes(),
+        k.tool_tag.as_bytes(),
+        k.fp.as_bytes(),
+        k.session.as_bytes(),
+        k.call.as_bytes(),
+    ] {
+        mac.update(&(part.len() as u64).to_be_bytes());
+        mac.update(part);
+    }
+    Some(mac)
+}
+
 /// The approval key of an `ask`: the broadest scope it offers, the policy
-/// version it was asked under and the call's fingerprint.
-pub fn approval_key(offered: Scope, version: &str, fp: &str) -> String {
-    format!("{}{}:{}:{fp}", super::APPROVAL_KEY_PREFIX, scope_char(offered), version_tag(version))
+/// version it was asked under, the tool, the call's fingerprint, the session
+/// and call ID it was asked with, and an HMAC-SHA256 of all of them under the
+/// host's approval secret. Format:
+/// `t2:<scope>:<version>:<tool>:<fingerprint>:<session>:<call>:<mac>`, every
+/// field lowercase hex (session and call `_` when absent).
+pub fn approval_key(
+    secret: &[u8],
+    offered: Scope,
+    version: &str,
+    tool: &str,
+    fp: &str,
+    session: Option<&str>,
+    call: Option<&str>,
+) -> String {
+    let tool = tool_tag(tool);
+    let session = id_digest(session);
+    let call = id_digest(call);
+    let fields =
+        KeyFields { offered, version_tag: version_tag(version), tool_tag: &tool, fp, session: &session, call: &call };
+    let code =
+        mac(secret, version, &fields).map(|m| crate::digest::hex(&m.finalize().into_bytes())).unwrap_or_default();
+    format!(
+        "{}{}:{}:{tool}:{fp}:{session}:{call}:{code}",
+        super::APPROVAL_KEY_PREFIX,
+        scope_char(offered),
+        fields.version_tag
+    )
 }
 
 fn is_hex(s: &str, len: usize) -> bool {
     s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
-fn parse_key<'k>(key: &'k str, version: &str) -> Result<(Scope, &'k str), PolicyError> {
-    let bad = || {
+fn is_id(s: &str) -> bool {
+    s == "_" || is_hex(s, 32)
+}
+
+/// Longest approval key accepted, in bytes.
+pub const MAX_KEY_BYTES: usize = 256;
+
+fn shown_key(key: &str) -> String {
+    crate::config::reader::shorten(key)
+}
+
+fn parse_key<'k>(key: &'k str) -> Result<(KeyFields<'k>, &'k str), PolicyError> {
+    let bad = |why: &str| {
         PolicyError::InvalidInput(format!(
-            "key: `{}` is not an approval key a tool-call verdict gave",
-            crate::config::reader::shorten(key)
+            "key: `{}` is not an approval key a tool-call verdict gave ({why})",
+            shown_key(key)
         ))
     };
-    let rest = key.strip_prefix(super::APPROVAL_KEY_PREFIX).ok_or_else(bad)?;
-    let mut parts = rest.split(':');
-    let (Some(scope), Some(tag), Some(fp), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
-        return Err(bad());
+    if key.len() > MAX_KEY_BYTES {
+        return Err(bad(&format!("longer than {MAX_KEY_BYTES} bytes")));
+    }
+    if key.starts_with(super::OLD_APPROVAL_KEY_PREFIX) {
+        return Err(PolicyError::InvalidInput(format!(
+            "key: `{}` is a key of an earlier format, which cannot be authenticated; judge the call again for a new key",
+            shown_key(key)
+        )));
+    }
+    let rest = key.strip_prefix(super::APPROVAL_KEY_PREFIX).ok_or_else(|| bad("no `t2:` prefix"))?;
+    let parts: Vec<&str> = rest.split(':').collect();
+    let [scope, version_tag, tool_tag, fp, session, call, code] = parts.as_slice() else {
+        return Err(bad("expected 8 fields separated by `:`"));
     };
-    let scope = match scope {
+    let offered = match *scope {
         "o" => Scope::Once,
         "s" => Scope::Session,
         "a" => Scope::Always,
-        _ => return Err(bad()),
+        _ => return Err(bad("the scope must be `o`, `s` or `a`")),
     };
-    if !is_hex(tag, 16) || !is_hex(fp, 64) {
-        return Err(bad());
+    let well_formed = is_hex(version_tag, 16)
+        && is_hex(tool_tag, 16)
+        && is_hex(fp, 64)
+        && is_id(session)
+        && is_id(call)
+        && is_hex(code, 64);
+    if !well_formed {
+        return Err(bad("a field is not lowercase hex of its length"));
     }
-    if tag != version_tag(version) {
-        return Err(PolicyError::InvalidInput(
-            "key: the tool-call policy changed since this call was asked; judge the call again for a new key".into(),
-        ));
-    }
-    Ok((scope, fp))
+    Ok((KeyFields { offered, version_tag, tool_tag, fp, session, call }, code))
 }
 
 fn check_id(field: &str, id: Option<&str>) -> Result<(), PolicyError> {
@@ -126,29 +211,74 @@ fn check_id(field: &str, id: Option<&str>) -> Result<(), PolicyError> {
 }
 
 fn key_of(scope: Scope, fp: &str, session: Option<&str>, call: Option<&str>) -> String {
+    stored_key(scope, fp, &id_digest(session), &id_digest(call))
+}
+
+fn stored_key(scope: Scope, fp: &str, session: &str, call: &str) -> String {
     match scope {
         Scope::Always => format!("a:{fp}"),
-        Scope::Session => format!("s:{}:{fp}", id_digest(session)),
-        Scope::Once => format!("o:{}:{fp}:{}", id_digest(session), id_digest(call)),
+        Scope::Session => format!("s:{session}:{fp}"),
+        Scope::Once => format!("o:{session}:{fp}:{call}"),
+    }
+}
+
+/// The session or call an answer is bound to: the one the key was asked
+/// with; an answer may name it again, or name one when the call was asked
+/// without, but never another.
+fn bound_id(field: &str, in_key: &str, given: Option<&str>) -> Result<String, PolicyError> {
+    let given_digest = given.map(|g| id_digest(Some(g)));
+    match (in_key, given_digest) {
+        ("_", Some(d)) => Ok(d),
+        ("_", None) => Ok("_".to_string()),
+        (k, None) => Ok(k.to_string()),
+        (k, Some(d)) if d == k => Ok(d),
+        (_, Some(_)) => Err(PolicyError::InvalidInput(format!(
+            "{field}: `{}` is not the {} this call was asked in; a key answers only its own",
+            shown_key(given.unwrap_or_default()),
+            if field == "sessionId" { "session" } else { "call" }
+        ))),
     }
 }
 
 /// Records a person's answer.
-pub fn record(storage: &dyn Storage, version: &str, approval: &Approval) -> Result<(), PolicyError> {
-    let (offered, fp) = parse_key(&approval.key, version)?;
+pub fn record(storage: &dyn Storage, secret: &[u8], version: &str, approval: &Approval) -> Result<(), PolicyError> {
+    let (fields, code) = parse_key(&approval.key)?;
+    if secret.is_empty() {
+        return Err(PolicyError::InvalidInput(
+            "key: the host declared no approval secret (`set-host-context`), so no answer can be authenticated".into(),
+        ));
+    }
+    if fields.version_tag != version_tag(version) {
+        return Err(PolicyError::InvalidInput(
+            "key: the tool-call policy changed since this call was asked, or the key was altered; judge the call again for a new key"
+                .into(),
+        ));
+    }
+    let authentic = mac(secret, version, &fields)
+        .is_some_and(|m| decode_hex(code).is_some_and(|bytes| m.verify_slice(&bytes).is_ok()));
+    if !authentic {
+        return Err(PolicyError::InvalidInput(format!(
+            "key: `{}` was altered or was not given by this warden (its authentication code does not match)",
+            shown_key(&approval.key)
+        )));
+    }
     check_id("sessionId", approval.session_id.as_deref())?;
     check_id("callId", approval.call_id.as_deref())?;
-    if approval.allow && approval.scope > offered {
+    if approval.allow && approval.scope > fields.offered {
         return Err(PolicyError::InvalidInput(format!(
             "scope: `{}` is broader than the `{}` this call offers",
             approval.scope.as_str(),
-            offered.as_str()
+            fields.offered.as_str()
         )));
     }
-    if approval.scope == Scope::Session && approval.session_id.is_none() {
-        return Err(PolicyError::InvalidInput("sessionId: is required for a `session` answer".into()));
+    let session = bound_id("sessionId", fields.session, approval.session_id.as_deref())?;
+    let call = bound_id("callId", fields.call, approval.call_id.as_deref())?;
+    if approval.scope == Scope::Session && session == "_" {
+        return Err(PolicyError::InvalidInput(
+            "sessionId: is required for a `session` answer, and this call was asked outside any session".into(),
+        ));
     }
-    let key = key_of(approval.scope, fp, approval.session_id.as_deref(), approval.call_id.as_deref());
+    let key = stored_key(approval.scope, fields.fp, &session, &call);
     store::update_json::<Record>(storage, NAMESPACE, &key, |current| {
         let mut record = current.filter(|r| r.version == version).unwrap_or_default();
         record.version = version.to_string();
@@ -160,6 +290,17 @@ pub fn record(storage: &dyn Storage, version: &str, approval: &Approval) -> Resu
         Some(record)
     })?;
     Ok(())
+}
+
+fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    let digit = |c: u8| (c as char).to_digit(16).and_then(|d| u8::try_from(d).ok());
+    text.as_bytes()
+        .chunks(2)
+        .map(|pair| match pair {
+            [hi, lo] => Some(digit(*hi)? << 4 | digit(*lo)?),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A remembered answer that applies to a call.

@@ -46,6 +46,7 @@ pub mod exec;
 pub mod memory;
 pub mod path_guard;
 pub mod rules;
+pub mod self_guard;
 #[cfg(test)]
 mod table;
 pub mod taxonomy;
@@ -55,6 +56,7 @@ pub mod validate;
 
 pub use config::ToolsConfig;
 
+use crate::host::Prepared;
 use crate::model::{Approval, Decision, PolicyError, Risk, Signal, ToolCall, Usage, Verdict};
 use crate::ports::{Ports, StorageError};
 use crate::prelude::*;
@@ -65,7 +67,9 @@ use serde_json::Value;
 use taxonomy::{Kind, ToolEntry};
 
 /// Approval keys of tool calls start with this.
-pub const APPROVAL_KEY_PREFIX: &str = "t1:";
+pub const APPROVAL_KEY_PREFIX: &str = "t2:";
+/// Approval keys of an earlier, unauthenticated format, refused with a reason.
+pub const OLD_APPROVAL_KEY_PREFIX: &str = "t1:";
 
 /// One objection of a check: the rule and why, quoting what it saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,11 +80,18 @@ pub struct Finding {
 
 /// Judges a tool call whose arguments are the JSON object `args`. `version`
 /// is the digest of this section; remembered answers are bound to it.
-pub fn judge(config: &ToolsConfig, version: &str, ports: &Ports<'_>, call: &ToolCall, args: &Value) -> Verdict {
+pub fn judge(
+    config: &ToolsConfig,
+    version: &str,
+    host: &Prepared,
+    ports: &Ports<'_>,
+    call: &ToolCall,
+    args: &Value,
+) -> Verdict {
     if !config.enabled {
         return Verdict::not_configured("tool-call");
     }
-    evaluate(config, version, ports, call, args).under(config.mode)
+    evaluate(config, version, host, ports, call, args).under(config.mode)
 }
 
 fn storage_failure(e: &StorageError) -> Verdict {
@@ -92,7 +103,13 @@ fn storage_failure(e: &StorageError) -> Verdict {
 }
 
 /// The places a call works in: its working directory and workspace.
-fn places<'c>(config: &'c ToolsConfig, call: &ToolCall, entry: Option<&ToolEntry>, args: &Value) -> Places<'c> {
+fn places<'c>(
+    config: &'c ToolsConfig,
+    host: &'c Prepared,
+    call: &ToolCall,
+    entry: Option<&ToolEntry>,
+    args: &Value,
+) -> Places<'c> {
     let home = config.home.as_deref();
     let call_cwd = call.cwd.as_deref().filter(|c| !c.is_empty());
     let workspace = config.workspace.as_deref().or(call_cwd).map(|w| crate::paths::normalize(w, None, home));
@@ -109,6 +126,7 @@ fn places<'c>(config: &'c ToolsConfig, call: &ToolCall, entry: Option<&ToolEntry
         home,
         protected: &config.protected_paths,
         writable: &config.writable_paths,
+        host,
     }
 }
 
@@ -153,10 +171,19 @@ fn normalized_args(entry: Option<&ToolEntry>, args: &Value, places: &Places<'_>)
 
 /// Turns findings into a verdict: the most severe finding that is not
 /// turned off decides; the rest become signals.
+/// What an approval key of this call binds besides its scope.
+struct Asked<'a> {
+    version: &'a str,
+    secret: &'a [u8],
+    tool: &'a str,
+    fp: &'a str,
+    session: Option<&'a str>,
+    call: Option<&'a str>,
+}
+
 fn decide(
     config: &ToolsConfig,
-    version: &str,
-    fp: &str,
+    asked: &Asked<'_>,
     findings: Vec<Finding>,
     signals: &mut Vec<Signal>,
 ) -> Option<Verdict> {
@@ -184,7 +211,15 @@ fn decide(
     if verdict.decision == Decision::Ask {
         let scope = setting.scope.scope();
         verdict.scope = Some(scope);
-        verdict.approval_key = Some(memory::approval_key(scope, version, fp));
+        verdict.approval_key = Some(memory::approval_key(
+            asked.secret,
+            scope,
+            asked.version,
+            asked.tool,
+            asked.fp,
+            asked.session,
+            asked.call,
+        ));
     }
     for o in others {
         verdict.signals.push(Signal::new(o.rule, o.reason));
@@ -193,14 +228,22 @@ fn decide(
     Some(verdict)
 }
 
-fn evaluate(config: &ToolsConfig, version: &str, ports: &Ports<'_>, call: &ToolCall, args: &Value) -> Verdict {
+fn evaluate(
+    config: &ToolsConfig,
+    version: &str,
+    host: &Prepared,
+    ports: &Ports<'_>,
+    call: &ToolCall,
+    args: &Value,
+) -> Verdict {
     let builtin = taxonomy::builtin();
     let entry = config.classify(&builtin, &call.tool_name);
     let entry = entry.as_ref();
-    let places = places(config, call, entry, args);
+    let places = places(config, host, call, entry, args);
     let fp = memory::fingerprint(&call.tool_name, &normalized_args(entry, args, &places));
     let session = call.session_id.as_deref().filter(|s| !s.is_empty());
     let call_id = call.call_id.as_deref().filter(|s| !s.is_empty());
+    let asked = Asked { version, secret: &host.secret, tool: &call.tool_name, fp: &fp, session, call: call_id };
 
     // 1. Saved deny.
     let saved = match memory::lookup(ports.storage, version, &fp, session, call_id) {
@@ -226,7 +269,7 @@ fn evaluate(config: &ToolsConfig, version: &str, ports: &Ports<'_>, call: &ToolC
     let builtin_schemas = if config.builtin_inputs && schema.is_none() { validate::builtin() } else { Vec::new() };
     let schema = schema.or_else(|| builtin_schemas.iter().find(|s| s.tool == call.tool_name));
     if let Some((rule, reason)) = validate::check(schema, entry, &call.tool_name, args)
-        && let Some(v) = decide(config, version, &fp, vec![Finding { rule, reason }], &mut signals)
+        && let Some(v) = decide(config, &asked, vec![Finding { rule, reason }], &mut signals)
     {
         return v;
     }
@@ -236,7 +279,7 @@ fn evaluate(config: &ToolsConfig, version: &str, ports: &Ports<'_>, call: &ToolC
             Ok(outcome) => {
                 signals.extend(outcome.signals);
                 if let Some((rule, reason)) = outcome.exceeded
-                    && let Some(v) = decide(config, version, &fp, vec![Finding { rule, reason }], &mut signals)
+                    && let Some(v) = decide(config, &asked, vec![Finding { rule, reason }], &mut signals)
                 {
                     return v;
                 }
@@ -265,14 +308,14 @@ fn evaluate(config: &ToolsConfig, version: &str, ports: &Ports<'_>, call: &ToolC
 
     // 4. Path guard.
     let findings = path_guard::check(&places, entry, &call.tool_name, args, &call.derived_paths);
-    if let Some(v) = decide(config, version, &fp, findings, &mut signals) {
+    if let Some(v) = decide(config, &asked, findings, &mut signals) {
         return v;
     }
 
     // 5. Exec gate.
     if let Some(command) = command_of(entry, args) {
         let findings = exec::check(&places, command, places.cwd.as_deref());
-        if let Some(v) = decide(config, version, &fp, findings, &mut signals) {
+        if let Some(v) = decide(config, &asked, findings, &mut signals) {
             return v;
         }
     }
@@ -293,7 +336,7 @@ fn evaluate(config: &ToolsConfig, version: &str, ports: &Ports<'_>, call: &ToolC
             reason: format!("`{tool}` is listed in `askTools`, so a person approves it before it runs."),
         });
     }
-    if let Some(v) = decide(config, version, &fp, findings, &mut signals) {
+    if let Some(v) = decide(config, &asked, findings, &mut signals) {
         return v;
     }
 
@@ -307,13 +350,14 @@ fn evaluate(config: &ToolsConfig, version: &str, ports: &Ports<'_>, call: &ToolC
 pub fn record_approval(
     config: &ToolsConfig,
     version: &str,
+    host: &Prepared,
     ports: &Ports<'_>,
     approval: &Approval,
 ) -> Result<(), PolicyError> {
     if !config.enabled {
         return Err(PolicyError::InvalidInput("key: the tool-call judge is off, so it asked nothing".into()));
     }
-    memory::record(ports.storage, version, approval)
+    memory::record(ports.storage, &host.secret, version, approval)
 }
 
 /// Records model usage for budgets.

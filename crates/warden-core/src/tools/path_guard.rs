@@ -27,6 +27,8 @@ pub struct Places<'a> {
     pub home: Option<&'a str>,
     pub protected: &'a [String],
     pub writable: &'a [String],
+    /// What the host declared about itself: Warden's own files and command.
+    pub host: &'a crate::host::Prepared,
 }
 
 impl Places<'_> {
@@ -105,6 +107,7 @@ pub fn check(
     let mut out = Vec::new();
     let verb = if kind.writes() { "write" } else { "read" };
     let mut check_one = |raw: &str, path: String, confine: bool| {
+        out.extend(super::self_guard::file_finding(places, &tool, verb, raw, &path));
         if let Some(glob) = places.protected_by(&path) {
             out.push(Finding {
                 rule: rules::PATH_PROTECTED,

@@ -54,6 +54,17 @@ pub const ASK_KIND: &str = "tools.ask-kind";
 /// A tool listed in `askTools`.
 pub const ASK_TOOL: &str = "tools.ask-tool";
 
+/// Reading or writing Warden's own files (database, configuration, key
+/// material, component cache) or the runtime's hook settings.
+pub const SELF_PROTECTED_FILE: &str = "self.protected-file";
+/// Running Warden's own administrative commands (`warden approve`, `gate`, `serve`, ...).
+pub const SELF_ADMIN_COMMAND: &str = "self.admin-command";
+/// Opening Warden's database with a database client or inline code.
+pub const SELF_DATABASE_CLIENT: &str = "self.database-client";
+/// The self-protection rules: always deny, critical; turned off only by
+/// naming them in `tools.selfProtection.allow`, never through `tools.rules`.
+pub const SELF_RULES: &[&str] = &[SELF_PROTECTED_FILE, SELF_ADMIN_COMMAND, SELF_DATABASE_CLIENT];
+
 /// A person denied this call before, in a scope that still holds.
 pub const MEMORY_DENY: &str = "memory.deny";
 /// A person allowed this call before, in a scope that still holds.

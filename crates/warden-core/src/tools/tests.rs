@@ -26,8 +26,31 @@ impl Env {
     }
 }
 
+/// The host context of these tests: Warden's files under `/srv/warden`.
+fn host() -> crate::host::HostContext {
+    crate::host::HostContext {
+        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
+        databases: vec![
+            "/srv/warden/warden.db".into(),
+            "/srv/warden/warden.db-wal".into(),
+            "/srv/warden/warden.db-shm".into(),
+        ],
+        protected_paths: vec![
+            "/srv/warden/warden.db.key".into(),
+            "/srv/warden/config.json".into(),
+            "~/.cache/warden/**".into(),
+            "**/.claude/settings.json".into(),
+            "**/.claude/settings.local.json".into(),
+            "~/.claude/settings.json".into(),
+        ],
+        admin_programs: vec!["warden".into()],
+    }
+}
+
 fn warden(config: Value) -> Warden {
-    Warden::configure(&config.to_string()).expect("valid config")
+    let mut w = Warden::configure(&config.to_string()).expect("valid config");
+    w.set_host_context(&host()).expect("valid host context");
+    w
 }
 
 fn call(tool: &str, args: Value) -> ToolCall {
@@ -226,7 +249,9 @@ fn a_once_answer_is_used_up_and_bound_to_its_call_id() {
 fn approvals_with_bad_keys_or_missing_ids_change_nothing() {
     let env = Env::new();
     let w = warden(json!({}));
-    let asked = w.check_tool_call(&env.ports(), &call("WebFetch", json!({"url": "https://x", "prompt": "p"})));
+    let mut outside = call("WebFetch", json!({"url": "https://x", "prompt": "p"}));
+    outside.session_id = None;
+    let asked = w.check_tool_call(&env.ports(), &outside);
     let key = asked.approval_key.clone().unwrap_or_default();
     let base = Approval { key, allow: true, scope: Scope::Session, session_id: None, call_id: None, now_ms: T0 };
     let cases: &[(Approval, &str)] = &[
@@ -535,4 +560,355 @@ fn a_configured_home_lets_absolute_paths_match_home_globs() {
     let w = warden(json!({"tools": {"home": "/srv/agent"}}));
     let v = w.check_tool_call(&env.ports(), &call("Read", json!({"file_path": "/srv/agent/.ssh/id_rsa"})));
     assert_eq!(decided(&v), (Decision::Deny, rules::PATH_PROTECTED));
+}
+
+fn once_ask(w: &Warden, env: &Env) -> (ToolCall, Verdict) {
+    let mut c = bash("rm -rf \"$TARGET\"");
+    c.call_id = Some("call-1".into());
+    let asked = w.check_tool_call(&env.ports(), &c);
+    assert_eq!(decided(&asked), (Decision::Ask, rules::EXEC_RECURSIVE_DELETE_DYNAMIC));
+    assert_eq!(asked.scope, Some(Scope::Once));
+    (c, asked)
+}
+
+fn answer(key: &str, scope: Scope) -> Approval {
+    Approval { key: key.into(), allow: true, scope, session_id: None, call_id: None, now_ms: T0 }
+}
+
+fn refused_with(w: &Warden, env: &Env, approval: &Approval, field: &str) {
+    let before = env.storage.dump();
+    let result = w.record_approval(&env.ports(), approval);
+    assert!(
+        matches!(&result, Err(PolicyError::InvalidInput(m)) if m.starts_with(field)),
+        "{:?} -> {result:?}",
+        approval.key
+    );
+    assert_eq!(env.storage.dump(), before, "a refused answer changes nothing");
+}
+
+/// Every way of changing one field of a real key: another value, case,
+/// truncation, padding and re-encoding.
+fn alterations(key: &str) -> Vec<(String, String)> {
+    let fields: Vec<&str> = key.split(':').collect();
+    let mut out = Vec::new();
+    for (i, field) in fields.iter().enumerate() {
+        let with = |value: String| {
+            let mut f: Vec<String> = fields.iter().map(|s| s.to_string()).collect();
+            f[i] = value;
+            f.join(":")
+        };
+        let mut flipped: Vec<char> = field.chars().collect();
+        if let Some(last) = flipped.last_mut() {
+            *last = match *last {
+                '0' => '1',
+                'o' => 'a',
+                't' => 'u',
+                _ => '0',
+            };
+        }
+        out.push((format!("field {i} changed"), with(flipped.into_iter().collect())));
+        out.push((format!("field {i} upper case"), with(field.to_uppercase())));
+        out.push((format!("field {i} truncated"), with(field.chars().skip(1).collect())));
+        out.push((format!("field {i} lengthened"), with(format!("{field}0"))));
+        out.push((format!("field {i} padded"), with(format!(" {field}"))));
+        out.push((format!("field {i} emptied"), with(String::new())));
+    }
+    for scope in ["s", "a"] {
+        out.push((format!("scope letter widened to {scope}"), key.replacen(":o:", &format!(":{scope}:"), 1)));
+    }
+    out.push(("whole key truncated".into(), key.get(..key.len() - 1).unwrap_or_default().into()));
+    out.push(("trailing newline".into(), format!("{key}\n")));
+    out.push(("leading space".into(), format!(" {key}")));
+    out.push(("upper case".into(), key.to_uppercase()));
+    out.push(("percent-encoded".into(), key.replace(':', "%3A")));
+    out.push(("base64".into(), {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(key.as_bytes())
+    }));
+    out.push(("earlier format".into(), key.replacen("t2:", "t1:", 1)));
+    out.push(("field dropped".into(), key.rsplit_once(':').map(|x| x.0).unwrap_or_default().into()));
+    out.push(("field added".into(), format!("{key}:00")));
+    out
+}
+
+#[test]
+fn every_altered_field_of_a_real_key_is_refused_and_the_genuine_key_works_once() {
+    let env = Env::new();
+    let w = warden(json!({}));
+    let (c, asked) = once_ask(&w, &env);
+    let key = asked.approval_key.clone().expect("key");
+    assert_eq!(key.split(':').count(), 8, "{key}");
+    let cases = alterations(&key);
+    assert!(cases.len() > 50);
+    for (what, altered) in &cases {
+        assert_ne!(altered, &key, "{what}");
+        refused_with(&w, &env, &answer(altered, Scope::Once), "key");
+    }
+    assert_eq!(w.record_approval(&env.ports(), &answer(&key, Scope::Once)), Ok(()));
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &c)), (Decision::Allow, rules::MEMORY_ALLOW));
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &c)), (Decision::Ask, rules::EXEC_RECURSIVE_DELETE_DYNAMIC));
+}
+
+#[test]
+fn forged_scope_letter_is_refused() {
+    let env = Env::new();
+    let w = warden(json!({}));
+    let (c, asked) = once_ask(&w, &env);
+    let key = asked.approval_key.clone().expect("key");
+    let forged = key.replacen("t2:o:", "t2:a:", 1);
+    refused_with(&w, &env, &answer(&forged, Scope::Always), "key");
+    let mut later = c.clone();
+    later.session_id = Some("another".into());
+    later.call_id = Some("call-2".into());
+    assert_eq!(
+        decided(&w.check_tool_call(&env.ports(), &later)),
+        (Decision::Ask, rules::EXEC_RECURSIVE_DELETE_DYNAMIC)
+    );
+}
+
+#[test]
+fn an_answer_broader_than_offered_from_another_session_or_call_or_another_host_is_refused() {
+    let env = Env::new();
+    let w = warden(json!({}));
+    let (_, asked) = once_ask(&w, &env);
+    let key = asked.approval_key.clone().expect("key");
+    refused_with(&w, &env, &answer(&key, Scope::Session), "scope");
+    refused_with(&w, &env, &answer(&key, Scope::Always), "scope");
+    let other_session = Approval { session_id: Some("s2".into()), ..answer(&key, Scope::Once) };
+    refused_with(&w, &env, &other_session, "sessionId");
+    let other_call = Approval { call_id: Some("call-2".into()), ..answer(&key, Scope::Once) };
+    refused_with(&w, &env, &other_call, "callId");
+
+    // The same policy under another host's secret gives other keys and refuses these.
+    let mut elsewhere = Warden::configure("{}").expect("valid");
+    let other = crate::host::HostContext { approval_secret: vec![8; 32], ..host() };
+    elsewhere.set_host_context(&other).expect("valid");
+    refused_with(&elsewhere, &env, &answer(&key, Scope::Once), "key");
+
+    // Without a host secret nothing can be recorded.
+    let bare = Warden::configure("{}").expect("valid");
+    refused_with(&bare, &env, &answer(&key, Scope::Once), "key");
+
+    // Naming the session and call it was asked with again is fine; a deny may be recorded in a
+    // broader scope than the allow offered.
+    let same = Approval { session_id: Some("s1".into()), call_id: Some("call-1".into()), ..answer(&key, Scope::Once) };
+    assert_eq!(w.record_approval(&env.ports(), &same), Ok(()));
+    let deny = Approval { allow: false, ..answer(&key, Scope::Always) };
+    assert_eq!(w.record_approval(&env.ports(), &deny), Ok(()));
+}
+
+#[test]
+fn host_context_is_validated_at_and_past_every_bound() {
+    let base = host();
+    let mut w = Warden::configure("{}").expect("valid");
+    let cases: Vec<(crate::host::HostContext, &str)> = vec![
+        (
+            crate::host::HostContext { approval_secret: vec![1; crate::host::MIN_SECRET_BYTES - 1], ..base.clone() },
+            "approvalSecret",
+        ),
+        (
+            crate::host::HostContext { approval_secret: vec![1; crate::host::MAX_SECRET_BYTES + 1], ..base.clone() },
+            "approvalSecret",
+        ),
+        (crate::host::HostContext { databases: vec!["warden.db".into()], ..base.clone() }, "databases[0]"),
+        (crate::host::HostContext { protected_paths: vec!["/a/../b".into()], ..base.clone() }, "protectedPaths[0]"),
+        (
+            crate::host::HostContext {
+                protected_paths: vec!["/".to_string() + &"a".repeat(crate::host::MAX_HOST_PATH_CHARS)],
+                ..base.clone()
+            },
+            "protectedPaths[0]",
+        ),
+        (
+            crate::host::HostContext {
+                protected_paths: vec!["/a".into(); crate::host::MAX_HOST_PATHS],
+                ..base.clone()
+            },
+            "protectedPaths",
+        ),
+        (crate::host::HostContext { admin_programs: vec!["bin/warden".into()], ..base.clone() }, "adminPrograms[0]"),
+        (
+            crate::host::HostContext {
+                admin_programs: vec!["w".into(); crate::host::MAX_ADMIN_PROGRAMS + 1],
+                ..base.clone()
+            },
+            "adminPrograms",
+        ),
+    ];
+    for (context, field) in cases {
+        let result = w.set_host_context(&context);
+        assert!(matches!(&result, Err(PolicyError::InvalidInput(m)) if m.starts_with(field)), "{field}: {result:?}");
+    }
+    let at_bounds = crate::host::HostContext {
+        approval_secret: vec![1; crate::host::MAX_SECRET_BYTES],
+        databases: Vec::new(),
+        protected_paths: vec![
+            "/".to_string() + &"a".repeat(crate::host::MAX_HOST_PATH_CHARS - 1);
+            crate::host::MAX_HOST_PATHS
+        ],
+        admin_programs: vec!["w".repeat(crate::host::MAX_ADMIN_PROGRAM_CHARS); crate::host::MAX_ADMIN_PROGRAMS],
+    };
+    assert_eq!(w.set_host_context(&at_bounds), Ok(()));
+    assert_eq!(w.set_host_context(&crate::host::HostContext { approval_secret: vec![1; 32], ..base }), Ok(()));
+    assert!(!std::format!("{:?}", host()).contains("7, 7"), "the secret is never printed");
+}
+
+/// Self-protection cases: (command or tool call, decision, rule).
+fn self_cases() -> Vec<(ToolCall, Decision, &'static str)> {
+    use rules::{SELF_ADMIN_COMMAND as ADMIN, SELF_DATABASE_CLIENT as DB, SELF_PROTECTED_FILE as FILE};
+    let deny = Decision::Deny;
+    let mut out: Vec<(ToolCall, Decision, &'static str)> = [
+        // Warden's own admin commands, however they are run.
+        ("warden approve --key t2:x --scope always", ADMIN),
+        ("/usr/local/bin/warden approve --key k --scope always", ADMIN),
+        ("./target/release/warden gate opt-out --recipient x", ADMIN),
+        ("sudo warden approve --key k --scope always", ADMIN),
+        ("env warden approve --key k --scope always", ADMIN),
+        ("env -i PATH=/bin warden approve --key k --scope always", ADMIN),
+        ("sh -c 'warden approve --key k --scope always'", ADMIN),
+        ("bash -c \"warden serve --config /tmp/c.json\"", ADMIN),
+        ("W=warden; $W approve --key k --scope always", ADMIN),
+        ("\"war\"den approve --key k --scope always", ADMIN),
+        ("w\\arden approve --key k", ADMIN),
+        ("nohup warden serve --config /tmp/c.json &", ADMIN),
+        ("timeout 5 warden pin --session s --chat c", ADMIN),
+        ("echo k | xargs warden approve --scope always --key", ADMIN),
+        ("warden --log-level debug approve --key k --scope always", ADMIN),
+        ("warden --component /tmp/x.wasm gate status", ADMIN),
+        ("warden --no-cache settle --session s", ADMIN),
+        ("warden \"$CMD\" --key k", ADMIN),
+        ("cmd=approve; warden $cmd --key k --scope always", ADMIN),
+        ("ls && warden mcp -- cat", ADMIN),
+        ("find . -name x -exec warden approve --key {} --scope always \\;", ADMIN),
+        ("cargo run --release --bin warden -- approve --key k --scope always", ADMIN),
+        ("cargo run -q -p warden-host -- gate opt-out --recipient x", ADMIN),
+        // A database client on Warden's database.
+        ("sqlite3 /srv/warden/warden.db 'delete from records'", DB),
+        ("cd /srv/warden && sqlite3 warden.db 'delete from records'", DB),
+        ("sqlite3 /srv/warden/./warden.db .dump", DB),
+        ("sqlite3 /srv/../srv/warden/warden.db .dump", DB),
+        ("sqlite3 //srv//warden//warden.db .dump", DB),
+        ("sqlite3 \"/srv/warden/warden.db\" .dump", DB),
+        ("DB=/srv/warden/warden.db; sqlite3 $DB .dump", DB),
+        ("sudo -u root sqlite3 /srv/warden/warden.db .dump", DB),
+        ("echo 'delete from records' | sqlite3 /srv/warden/warden.db", DB),
+        ("sqlite3 /srv/warden/warden.db-wal .dump", DB),
+        ("litecli /srv/warden/warden.db", DB),
+        ("sqlite3 -cmd 'delete from records' file:/srv/warden/warden.db?mode=rw", DB),
+        ("python3 -c \"import sqlite3; sqlite3.connect('/srv/warden/warden.db').execute('delete from records')\"", DB),
+        ("python3 - <<'EOF'\nimport sqlite3\nsqlite3.connect('warden.db').execute('delete from records')\nEOF", DB),
+        ("node -e \"require('better-sqlite3')('warden.db').exec('delete from records')\"", DB),
+        ("perl -MDBI -e 'DBI->connect(\"dbi:SQLite:dbname=warden.db\")'", DB),
+        // Warden's other files and the runtime's hook settings.
+        ("rm /srv/warden/warden.db-wal", FILE),
+        ("cat /srv/warden/warden.db.key", FILE),
+        ("cp /srv/warden/warden.db /tmp/copy.db", FILE),
+        ("echo '{}' > .claude/settings.json", FILE),
+        ("echo '{}' > /ws/.claude/settings.local.json", FILE),
+        ("sed -i 's/warden//' ~/.claude/settings.json", FILE),
+        ("sed -i 's/warden//' $HOME/.claude/settings.json", FILE),
+        ("cd .claude && rm settings.json", FILE),
+        ("mv /ws/.claude/settings.json /tmp/x", FILE),
+        ("rm -rf ~/.cache/warden", FILE),
+        (": > /srv/warden/config.json", FILE),
+        ("tee /srv/warden/config.json < /tmp/open.json", FILE),
+    ]
+    .into_iter()
+    .map(|(command, rule)| (bash(command), deny, rule))
+    .collect();
+    let tools: &[(&str, Value, &'static str)] = &[
+        ("Write", json!({"file_path": "/ws/.claude/settings.json", "content": "{}"}), FILE),
+        ("Edit", json!({"file_path": ".claude/settings.local.json", "old_string": "a", "new_string": "b"}), FILE),
+        ("Read", json!({"file_path": "/srv/warden/warden.db"}), FILE),
+        ("Read", json!({"file_path": "/srv/warden/warden.db.key"}), FILE),
+        ("Read", json!({"file_path": "~/.claude/settings.json"}), FILE),
+        ("Write", json!({"file_path": "/root/.claude/settings.json", "content": "{}"}), FILE),
+        ("Write", json!({"file_path": "/home/me/.claude/../.claude/settings.json", "content": "{}"}), FILE),
+        ("Write", json!({"file_path": "/srv/warden/./config.json", "content": "{}"}), FILE),
+        ("Write", json!({"file_path": "/home/me/.cache/warden/abc.cwasm", "content": "x"}), FILE),
+    ];
+    out.extend(tools.iter().map(|(tool, args, rule)| (call(tool, args.clone()), deny, *rule)));
+    // Look-alikes.
+    let allowed: &[&str] = &[
+        "sqlite3 /ws/app.db 'select 1'",
+        "sqlite3 /ws/warden.db.bak 'select 1'",
+        "sqlite3 mywarden.db 'select 1'",
+        "python3 -c \"import sqlite3; sqlite3.connect('app.db')\"",
+        "cat /ws/config/settings.json",
+        "cat /ws/.claude/commands/review.md",
+        "warden check tool --config /ws/w.json",
+        "warden validate --config /ws/w.json",
+        "warden --version",
+        "warden --help",
+        "warden",
+        "echo warden approve",
+        "grep -r \"warden approve\" docs/",
+        "git log -- warden.db",
+        "cargo run --bin warden -- check tool --config /ws/w.json",
+        "cargo run --bin other -- approve",
+    ];
+    out.extend(allowed.iter().map(|c| (bash(c), Decision::Allow, rules::ALLOW)));
+    let tools: &[(&str, Value)] = &[
+        ("Read", json!({"file_path": "/ws/settings.json"})),
+        ("Read", json!({"file_path": "/ws/.vscode/settings.json"})),
+        ("Write", json!({"file_path": "/ws/claude/settings.json", "content": "{}"})),
+    ];
+    out.extend(tools.iter().map(|(tool, args)| (call(tool, args.clone()), Decision::Allow, rules::ALLOW)));
+    out
+}
+
+#[test]
+fn the_agent_cannot_approve_itself_erase_memory_or_unhook_warden_and_look_alikes_pass() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    for (c, decision, rule) in self_cases() {
+        let v = w.check_tool_call(&env.ports(), &c);
+        assert_eq!(decided(&v), (decision, rule), "{} {}: {}", c.tool_name, c.arguments, v.reason);
+        if decision == Decision::Deny {
+            assert_eq!(v.risk, Risk::Critical, "{}", c.arguments);
+            assert!(v.approval_key.is_none());
+        }
+    }
+}
+
+#[test]
+fn self_protection_is_widened_only_by_naming_a_rule_in_self_protection_allow() {
+    let env = Env::new();
+    let write_settings = call("Write", json!({"file_path": "/ws/.claude/settings.json", "content": "{}"}));
+    let admin = bash("warden approve --key k --scope always");
+    let w = warden(json!({"tools": {"selfProtection": {"allow": ["self.protected-file"]}}}));
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &write_settings)), (Decision::Allow, rules::ALLOW));
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &admin)), (Decision::Deny, rules::SELF_ADMIN_COMMAND));
+    // Turning the path guard or everything else off leaves self-protection on.
+    let w = warden(json!({"tools": {"protectedPaths": [], "rules": {"path.protected": {"decision": "allow"}}}}));
+    assert_eq!(
+        decided(&w.check_tool_call(&env.ports(), &write_settings)),
+        (Decision::Deny, rules::SELF_PROTECTED_FILE)
+    );
+
+    let refused = |config: Value, path: &str, text: &str| {
+        let errors = Warden::configure(&config.to_string()).expect_err("refused");
+        assert!(errors.iter().any(|e| e.path == path && e.message.contains(text)), "{errors:?}");
+    };
+    refused(
+        json!({"tools": {"rules": {"self.protected-file": {"decision": "allow"}}}}),
+        "tools.rules.self.protected-file",
+        "tools.selfProtection.allow",
+    );
+    refused(
+        json!({"tools": {"selfProtection": {"allow": ["self.*"]}}}),
+        "tools.selfProtection.allow[0]",
+        "`self.protected-file`",
+    );
+    refused(
+        json!({"tools": {"selfProtection": {"allow": ["path.protected"]}}}),
+        "tools.selfProtection.allow[0]",
+        "must be one of",
+    );
+    refused(
+        json!({"tools": {"selfProtection": {"allow": "self.admin-command"}}}),
+        "tools.selfProtection.allow",
+        "must be a list",
+    );
+    refused(json!({"tools": {"selfProtection": {"off": true}}}), "tools.selfProtection.off", "");
 }

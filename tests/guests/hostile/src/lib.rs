@@ -14,8 +14,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
 use exports::warden::guard::policy::{
-    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, OutboundMessage, OutcomeReport,
-    PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
+    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, OutboundMessage,
+    OutcomeReport, PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
 use warden::guard::types::{Decision, PolicyError, Risk, Verdict};
 
@@ -85,6 +85,9 @@ impl PolicyGuest for Hostile {
     }
     fn record_approval(_: Approval) -> Result<(), PolicyError> {
         Err(hostile())
+    }
+    fn set_host_context(_: HostContext) -> Result<(), PolicyError> {
+        Ok(())
     }
     fn record_usage(_: Usage) -> Result<(), PolicyError> {
         Err(hostile())
