@@ -24,6 +24,7 @@ mod engine;
 #[cfg(any(test, feature = "fakes"))]
 pub mod fakes;
 pub mod gate;
+pub mod idempotency;
 pub mod model;
 pub mod outbound;
 pub mod paths;
