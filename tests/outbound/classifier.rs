@@ -200,6 +200,7 @@ fn a_review_asks_and_its_approval_covers_only_that_message_to_that_recipient_und
         session_id: None,
         call_id: None,
         now_ms: T0 + 1,
+        idempotency_key: None,
     };
     rt.record_approval(&approval).expect("the approval is recorded");
     let approved = rt.check_outbound(&m);

@@ -150,6 +150,9 @@ enum Command {
         /// The call, for `once` scope.
         #[arg(long)]
         call: Option<String>,
+        /// Record this answer once however often the command is repeated with the same key.
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
     },
     /// Serve the checks as a JSON HTTP service (token from $WARDEN_TOKEN or --token-file).
     Serve {
@@ -319,8 +322,7 @@ fn options(host: &HostArgs, storage: Arc<dyn crate::storage::Storage>) -> Runtim
 
 /// Opens the database and starts a runtime configured with `config`.
 fn start(host: &HostArgs, config: &str, db: &PathBuf) -> Result<Runtime, Failure> {
-    let storage = SqliteStorage::open(db)
-        .map_err(|e| Failure::failed(format!("cannot open the database {}: {e}", db.display())))?;
+    let storage = SqliteStorage::open(db).map_err(|e| Failure::failed(e.detail()))?;
     Runtime::new(options(host, Arc::new(storage)), config).map_err(|e| match e {
         crate::StartError::Config(_) => Failure::invalid(e.to_string()),
         crate::StartError::Load(_) => Failure::failed(e.to_string()),
@@ -387,7 +389,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
             let runtime = start(&host, &text, &dir.path().join("validate.db"))?;
             print_json(stdout, &json::ConfigReportJson::from(runtime.report()))
         }
-        Command::Approve { policy, key, scope, deny, session, call } => {
+        Command::Approve { policy, key, scope, deny, session, call, idempotency_key } => {
             let config = read_config(&policy.config)?;
             let key = match key {
                 Some(k) => k,
@@ -417,6 +419,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()
                 session_id: session,
                 call_id: call,
                 now_ms: None,
+                idempotency_key,
             };
             runtime.record_approval(&approval.into()).map_err(|e| Failure::invalid(e.to_string()))?;
             print_json(stdout, &serde_json::json!({"recorded": true, "key": key, "allow": !deny}))
