@@ -221,7 +221,7 @@ class SqliteStorage:
             for suffix in ("", "-wal", "-shm"):
                 try:
                     os.remove(temp + suffix)
-                except OSError:
+                except (OSError, ValueError):
                     pass
 
     def _check_schema(self, conn: sqlite3.Connection) -> Optional[StorageError]:
