@@ -295,8 +295,10 @@ impl SqliteStorage {
             Ok(_) => {}
         }
         let storage = SqliteStorage { path: path.to_path_buf(), idle: Mutex::new(Vec::new()) };
+        // The marks are read before anything is set on the connection: a
+        // foreign file is refused without a byte of it changed.
+        check_schema(&storage.connect_bare()?, path)?;
         let conn = storage.connect()?;
-        check_schema(&conn, path)?;
         storage.put_back(conn);
         Ok(storage)
     }
@@ -307,16 +309,22 @@ impl SqliteStorage {
     }
 
     fn connect(&self) -> Result<Connection, StorageError> {
+        let conn = self.connect_bare()?;
+        // WAL lets readers proceed during a write; NORMAL sync is durable
+        // across application crashes, which is what a policy ledger needs.
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(other)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(other)?;
+        Ok(conn)
+    }
+
+    /// A connection to the existing file, with nothing changed on it.
+    fn connect_bare(&self) -> Result<Connection, StorageError> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| StorageError::Unavailable(format!("cannot open the database `{}`: {e}", self.path.display())))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(other)?;
-        // WAL lets readers proceed during a write; NORMAL sync is durable
-        // across application crashes, which is what a policy ledger needs.
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(other)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(other)?;
         Ok(conn)
     }
 

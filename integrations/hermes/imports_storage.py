@@ -182,7 +182,8 @@ class SqliteStorage:
                 "gone or were never there; restore it from a backup, or delete the file to start a new database"
             )
         try:
-            conn = self._connect()
+            # The marks are read on a bare connection: a foreign file is refused unchanged.
+            conn = self._connect(bare=True)
         except _Failed as f:
             return f.error
         try:
@@ -192,10 +193,13 @@ class SqliteStorage:
                 f"the database `{shown}` cannot be read as SQLite ({e}); it is damaged or not a database: restore "
                 "it from a backup, or configure Warden's database or a path where no file exists"
             )
+        conn.close()
         if error is not None:
-            conn.close()
             return error
-        self._put_back(conn)
+        try:
+            self._put_back(self._connect())
+        except _Failed as f:
+            return f.error
         return None
 
     def _create(self) -> Optional[StorageError]:
@@ -257,15 +261,16 @@ class SqliteStorage:
         conn.execute("COMMIT")
         return None
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, bare: bool = False) -> sqlite3.Connection:
         try:
             # mode=rw: a database that vanished is an error, never silently a new empty one.
             uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=rw"
             conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
             # WAL lets readers proceed during a write; NORMAL sync is durable
             # across application crashes, which is what a policy ledger needs.
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            if not bare:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
             return conn
         except (sqlite3.Error, ValueError, OSError) as e:
             raise _Failed(Unavailable(str(e))) from e

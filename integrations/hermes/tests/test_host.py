@@ -134,7 +134,11 @@ def refused_databases_name_the_file_and_what_to_do():
     conn.execute("CREATE TABLE notes (body TEXT)")
     conn.commit()
     conn.close()
+    with open(foreign, "rb") as f:
+        before = f.read()
     err = imports_storage.SqliteStorage(foreign).open()
+    with open(foreign, "rb") as f:
+        check(f.read() == before, "the foreign file is unchanged")
     check(isinstance(err, imports_storage.Unavailable) and "is not Warden's (it has no Warden mark, and tables `notes`)" in err.message, f"foreign -> refused ({err})")
     newer = os.path.join(TMP, "newer.db")
     s = imports_storage.SqliteStorage(newer)

@@ -164,8 +164,9 @@ export class SqliteStorage {
       // application crashes, which is what a policy ledger needs.
       let refusal;
       try {
-        db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+        // The marks are read before anything is set: a foreign file is refused unchanged.
         refusal = checkSchema(db, file);
+        if (refusal === undefined) db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
       } catch (e) {
         refusal =
           `the database \`${file}\` cannot be read as SQLite (${e?.message ?? e}); it is damaged or not a database: ` +

@@ -146,7 +146,9 @@ test("an_empty_foreign_or_newer_database_is_refused_and_left_as_it_was", async (
   const other = new DatabaseSync(foreign);
   other.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me');");
   other.close();
+  const before = fs.readFileSync(foreign);
   assert.match(refusal(new SqliteStorage(foreign)), /is not Warden's \(it has no Warden mark, and tables `notes`\)/);
+  assert.ok(fs.readFileSync(foreign).equals(before), "the foreign file is unchanged");
   const marked = path.join(dir, "marked.db");
   const app = new DatabaseSync(marked);
   app.exec("PRAGMA application_id = 1234; CREATE TABLE records (namespace TEXT, key TEXT, value BLOB, version INTEGER);");
