@@ -559,6 +559,67 @@ mod tests {
         assert_eq!(keys(s.list("n", "", 100, false)).len(), 9);
     }
 
+    fn put(key: &str, value: &[u8], when: Condition) -> Write {
+        Write::Put { namespace: "n".into(), key: key.into(), value: value.to_vec(), when }
+    }
+
+    #[test]
+    fn a_batch_commits_whole_or_names_the_write_whose_condition_failed() {
+        let (_d, s) = temp_db();
+        assert_eq!(s.set("n", "a", b"1", Condition::Any), Ok(1));
+        let torn = [
+            put("b", b"2", Condition::Absent),
+            put("a", b"3", Condition::Version(1)),
+            put("a", b"4", Condition::Version(1)),
+        ];
+        assert_eq!(s.commit(&torn), Err(BatchError::Conflict(2)));
+        assert_eq!(s.get("n", "b"), Ok(None));
+        assert_eq!(s.get("n", "a").map(|r| r.map(|r| r.version)), Ok(Some(1)));
+        let chained = [
+            put("b", b"2", Condition::Absent),
+            put("a", b"3", Condition::Version(1)),
+            put("a", b"4", Condition::Version(2)),
+            Write::Remove { namespace: "n".into(), key: "gone".into(), when: Condition::Any },
+        ];
+        assert_eq!(s.commit(&chained), Ok(()));
+        assert_eq!(s.get("n", "a"), Ok(Some(Record { value: b"4".to_vec(), version: 3 })));
+        let gone = Write::Remove { namespace: "n".into(), key: "gone".into(), when: Condition::Version(1) };
+        assert_eq!(s.commit(&[gone]), Err(BatchError::Conflict(0)));
+    }
+
+    #[test]
+    fn a_batch_is_capped_at_exactly_its_write_limit() {
+        let (_d, s) = temp_db();
+        let writes =
+            |n: usize| -> Vec<Write> { (0..n).map(|i| put(&format!("k{i}"), b"v", Condition::Absent)).collect() };
+        assert_eq!(s.commit(&writes(MAX_BATCH_WRITES + 1)), Err(BatchError::Failed(StorageError::TooLarge)));
+        assert_eq!(s.list("n", "", 10, false).map(|r| r.len()), Ok(0));
+        assert_eq!(s.commit(&writes(MAX_BATCH_WRITES)), Ok(()));
+        let big = vec![0u8; MAX_VALUE_BYTES + 1];
+        assert_eq!(
+            s.commit(&[put("x", b"1", Condition::Any), put("big", &big, Condition::Any)]),
+            Err(BatchError::Failed(StorageError::TooLarge))
+        );
+        assert_eq!(s.get("n", "x"), Ok(None));
+    }
+
+    #[test]
+    fn a_failure_inside_sqlite_in_the_middle_of_a_batch_rolls_it_back() {
+        let (d, s) = temp_db();
+        let conn = Connection::open(d.path().join("t.db")).unwrap_or_else(|e| unreachable!("open: {e}"));
+        let trigger = "CREATE TRIGGER boom BEFORE INSERT ON records WHEN NEW.key = 'c'
+                       BEGIN SELECT RAISE(ABORT, 'injected failure'); END;";
+        assert!(conn.execute_batch(trigger).is_ok());
+        let batch = [put("a", b"1", Condition::Any), put("b", b"2", Condition::Any), put("c", b"3", Condition::Any)];
+        assert!(
+            matches!(s.commit(&batch), Err(BatchError::Failed(StorageError::Other(m))) if m.contains("injected failure"))
+        );
+        assert_eq!(s.list("n", "", 10, false).map(|r| r.len()), Ok(0), "nothing of the batch is visible");
+        assert!(conn.execute_batch("DROP TRIGGER boom;").is_ok());
+        assert_eq!(s.commit(&batch), Ok(()));
+        assert_eq!(s.list("n", "", 10, false).map(|r| r.len()), Ok(3));
+    }
+
     #[test]
     fn oversized_values_are_refused_and_nothing_is_written() {
         let (_d, s) = temp_db();

@@ -247,7 +247,7 @@ fn a_classifier_slower_than_the_destination_timeout_denies() {
 fn padded(len: usize) -> Reply {
     let mut body = completion(&verdict_text("allow", BASE_POLICY)).to_string().into_bytes();
     body.resize(len, b' ');
-    Reply { status: 200, body, delay: Duration::ZERO, content_type: "application/json" }
+    Reply { body, ..Reply::json(200, &json!({})) }
 }
 
 #[test]

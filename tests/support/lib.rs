@@ -195,6 +195,19 @@ pub fn warden_binary() -> PathBuf {
             let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps");
             let release = profile_dir.file_name().is_some_and(|n| n == "release");
             let mut build = std::process::Command::new(env!("CARGO"));
+            // The environment cargo gives a test process is not the one the binary was built in;
+            // without it, an up-to-date binary is found fresh instead of being rebuilt.
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy().into_owned();
+                let keep =
+                    name == "CARGO_HOME" || name.starts_with("CARGO_REGISTRIES_") || name.starts_with("CARGO_NET_");
+                if (name.starts_with("CARGO_") && !keep)
+                    || name == "LD_LIBRARY_PATH"
+                    || name == "DYLD_FALLBACK_LIBRARY_PATH"
+                {
+                    build.env_remove(&name);
+                }
+            }
             build.current_dir(env!("CARGO_MANIFEST_DIR")).args([
                 "build",
                 "--quiet",

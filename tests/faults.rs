@@ -1,1 +1,0 @@
-//! Fault injection through the imports.
