@@ -196,6 +196,7 @@ impl Warden {
     }
 
     /// Records that a recipient agreed to be messaged on a channel.
+    #[allow(clippy::too_many_arguments)]
     pub fn gate_consent(
         &self,
         ports: &Ports<'_>,
