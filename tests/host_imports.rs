@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use warden_host::bindings::warden::guard::http::{HttpError, Method, Request};
 use warden_host::http::{CredentialSpec, DestinationSpec, HttpGateway};
-use warden_host::storage::{Condition, Record, Storage, StorageError};
+use warden_host::storage::{BatchError, Condition, Record, Storage, StorageError, Write};
 use warden_tests::mock_http::{MockServer, Reply};
 use warden_tests::{T0, TempDb, decided, pin, runtime, tool_call};
 
@@ -134,6 +134,9 @@ impl Storage for Outage {
     }
     fn list(&self, _: &str, _: &str, _: u32, _: bool) -> Result<Vec<(String, Record)>, StorageError> {
         Err(StorageError::Unavailable("database offline".into()))
+    }
+    fn commit(&self, _: &[Write]) -> Result<(), BatchError> {
+        Err(BatchError::Failed(StorageError::Unavailable("database offline".into())))
     }
 }
 

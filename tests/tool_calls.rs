@@ -42,6 +42,7 @@ fn answer(v: &Verdict, allow: bool, scope: ApprovalScope) -> Approval {
         session_id: Some(SESSION.into()),
         call_id: None,
         now_ms: T0,
+        idempotency_key: None,
     }
 }
 

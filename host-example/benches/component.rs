@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use warden_host::bindings::exports::warden::guard::policy::{OutboundMessage, ToolCall, Turn};
 use warden_host::json::{self, decision_name};
-use warden_host::storage::{Condition, Record, SqliteStorage, Storage, StorageError};
+use warden_host::storage::{BatchError, Condition, Record, SqliteStorage, Storage, StorageError, Write};
 use warden_host::{ComponentSource, Limits, Runtime, RuntimeOptions};
 
 const T0: u64 = 1_700_000_000_000;
@@ -76,6 +76,34 @@ impl Storage for MemoryStorage {
         let hits: Vec<(String, Record)> = hits.map(|((_, k), r)| (k.clone(), r.clone())).collect();
         let limit = limit as usize;
         Ok(if reverse { hits.into_iter().rev().take(limit).collect() } else { hits.into_iter().take(limit).collect() })
+    }
+
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
+        let mut map = self.0.lock().map_err(|_| BatchError::Failed(StorageError::Other("poisoned".into())))?;
+        let mut next = map.clone();
+        for (i, write) in writes.iter().enumerate() {
+            let (Write::Put { namespace, key, when, .. } | Write::Remove { namespace, key, when }) = write;
+            let k = (namespace.clone(), key.clone());
+            let current = next.get(&k).map(|r| r.version);
+            let holds = match when {
+                Condition::Any => true,
+                Condition::Absent => current.is_none(),
+                Condition::Version(v) => current == Some(*v),
+            };
+            if !holds {
+                return Err(BatchError::Conflict(i as u32));
+            }
+            match write {
+                Write::Put { value, .. } => {
+                    next.insert(k, Record { value: value.clone(), version: current.map_or(1, |v| v + 1) });
+                }
+                Write::Remove { .. } => {
+                    next.remove(&k);
+                }
+            }
+        }
+        *map = next;
+        Ok(())
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::bindings::warden::guard::{http, log, storage, types};
 use crate::runtime::HostState;
-use crate::storage::{Condition, StorageError};
+use crate::storage::{BatchError, Condition, StorageError, Write};
 use std::time::Instant;
 
 impl HostState {
@@ -92,6 +92,26 @@ impl storage::Host for HostState {
                         .collect()
                 })
                 .map_err(error)
+        })
+    }
+
+    fn commit(&mut self, writes: Vec<storage::Write>) -> Result<(), storage::BatchError> {
+        let writes: Vec<Write> = writes
+            .into_iter()
+            .map(|w| match w {
+                storage::Write::Put(p) => {
+                    Write::Put { namespace: p.namespace, key: p.key, value: p.value, when: condition(p.when) }
+                }
+                storage::Write::Remove(r) => {
+                    Write::Remove { namespace: r.namespace, key: r.key, when: condition(r.when) }
+                }
+            })
+            .collect();
+        self.timed(|s| {
+            s.storage.commit(&writes).map_err(|e| match e {
+                BatchError::Conflict(i) => storage::BatchError::Conflict(i),
+                BatchError::Failed(e) => storage::BatchError::Failed(error(e)),
+            })
         })
     }
 }

@@ -458,6 +458,8 @@ pub struct ApprovalJson {
     pub call_id: Option<String>,
     #[serde(default)]
     pub now_ms: Option<u64>,
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
 }
 
 impl From<ApprovalJson> for wit::Approval {
@@ -469,6 +471,7 @@ impl From<ApprovalJson> for wit::Approval {
             session_id: a.session_id,
             call_id: a.call_id,
             now_ms: a.now_ms.unwrap_or_else(now_ms),
+            idempotency_key: a.idempotency_key,
         }
     }
 }
@@ -517,6 +520,8 @@ pub struct OutcomeJson {
     pub thread: Option<String>,
     #[serde(default)]
     pub now_ms: Option<u64>,
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
 }
 
 impl From<OutcomeJson> for wit::OutcomeReport {
@@ -531,6 +536,7 @@ impl From<OutcomeJson> for wit::OutcomeReport {
             },
             thread: o.thread,
             now_ms: o.now_ms.unwrap_or_else(now_ms),
+            idempotency_key: o.idempotency_key,
         }
     }
 }

@@ -20,6 +20,13 @@ pub const MAX_LIST: u32 = 10_000;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Idle connections kept open for reuse.
 pub const MAX_IDLE_CONNECTIONS: usize = 8;
+/// Most writes one atomic batch may hold; a longer batch is refused as `too-large`.
+pub const MAX_BATCH_WRITES: usize = 256;
+/// `PRAGMA application_id` of a Warden database (`WDN1`).
+pub const APPLICATION_ID: i32 = 0x5744_4e31;
+/// `PRAGMA user_version` of the schema this host writes; a database with a
+/// greater one was written by a newer Warden and is refused.
+pub const SCHEMA_VERSION: i32 = 1;
 
 /// When a write or delete may happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +56,42 @@ impl std::fmt::Display for StorageError {
     }
 }
 
+impl StorageError {
+    /// The failure's own words, without the kind in front.
+    pub fn detail(&self) -> String {
+        match self {
+            StorageError::Unavailable(m) | StorageError::Other(m) => m.clone(),
+            e => e.to_string(),
+        }
+    }
+}
+
+/// One write of an atomic batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// Set a key if the condition holds.
+    Put { namespace: String, key: String, value: Vec<u8>, when: Condition },
+    /// Delete a key if the condition holds; an absent key conflicts only under `Version`.
+    Remove { namespace: String, key: String, when: Condition },
+}
+
+impl Write {
+    fn namespace_and_key(&self) -> (&str, &str) {
+        match self {
+            Write::Put { namespace, key, .. } | Write::Remove { namespace, key, .. } => (namespace, key),
+        }
+    }
+}
+
+/// Why a batch was not committed; nothing of it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchError {
+    /// The condition of the write at this index did not hold.
+    Conflict(u32),
+    /// The storage failed, or the batch is over [`MAX_BATCH_WRITES`] (`TooLarge`).
+    Failed(StorageError),
+}
+
 /// A stored value and its version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
@@ -68,6 +111,9 @@ pub trait Storage: Send + Sync {
         limit: u32,
         reverse: bool,
     ) -> Result<Vec<(String, Record)>, StorageError>;
+    /// Applies every write in order, each condition tested against the state
+    /// the earlier writes left, or none of them.
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError>;
 }
 
 /// Records in a SQLite file.
@@ -108,6 +154,101 @@ fn check_key(namespace: &str, key: &str) -> Result<(), StorageError> {
     Ok(())
 }
 
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS records (
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value BLOB NOT NULL,
+    version INTEGER NOT NULL,
+    PRIMARY KEY (namespace, key)
+) WITHOUT ROWID;";
+
+/// Creates a new database at `path`: built under a temporary name next to it
+/// and linked into place only where no file exists yet, so no process ever
+/// sees a half-made database, and two processes starting together share one.
+fn create(path: &Path) -> Result<(), StorageError> {
+    let shown = path.display();
+    let failed =
+        |e: &dyn std::fmt::Display| StorageError::Unavailable(format!("cannot create the database `{shown}`: {e}"));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let temp = path.with_file_name(format!(".{name}.{}.{nanos}.new", std::process::id()));
+    let made = (|| -> Result<(), rusqlite::Error> {
+        let conn = Connection::open(&temp)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.execute_batch(&format!(
+            "BEGIN; PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION}; {SCHEMA} COMMIT;"
+        ))?;
+        conn.close().map_err(|(_, e)| e)
+    })();
+    let linked = made.map_err(|e| failed(&e)).and_then(|()| match std::fs::hard_link(&temp, path) {
+        Ok(()) => Ok(()),
+        // Another process created it first: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(failed(&e)),
+    });
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", temp.display()));
+    }
+    linked
+}
+
+/// Refuses a database that is not Warden's or is of a newer schema; marks
+/// an unmarked one of an earlier Warden.
+fn check_schema(conn: &Connection, path: &Path) -> Result<(), StorageError> {
+    let shown = path.display();
+    let not_sqlite = |e: rusqlite::Error| {
+        StorageError::Unavailable(format!(
+            "the database `{shown}` cannot be read as SQLite ({e}); it is damaged or not a database: restore it \
+             from a backup, or point `--db` at Warden's database or at a path where no file exists"
+        ))
+    };
+    let pragma = |name: &str| conn.pragma_query_value(None, name, |row| row.get::<_, i32>(0)).map_err(not_sqlite);
+    let application_id = pragma("application_id")?;
+    let user_version = pragma("user_version")?;
+    let foreign = |what: String| {
+        StorageError::Unavailable(format!(
+            "the database `{shown}` is not Warden's ({what}); Warden does not write to another program's \
+             database: point `--db` at Warden's database or at a path where no file exists"
+        ))
+    };
+    if application_id == APPLICATION_ID {
+        if user_version > SCHEMA_VERSION {
+            return Err(StorageError::Unavailable(format!(
+                "the database `{shown}` was written by a newer Warden (schema {user_version}; this one knows up to \
+                 {SCHEMA_VERSION}); run a Warden at least as new as the one that wrote it"
+            )));
+        }
+        return conn.execute_batch(SCHEMA).map_err(other);
+    }
+    if application_id != 0 {
+        return Err(foreign(format!("its application id is {application_id:#010x}")));
+    }
+    let mut stmt =
+        conn.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").map_err(not_sqlite)?;
+    let tables = stmt
+        .query_map([], |row| row.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<Result<Vec<String>, _>>())
+        .map_err(not_sqlite)?;
+    let columns = conn
+        .prepare("SELECT name FROM pragma_table_info('records') ORDER BY cid")
+        .and_then(|mut s| s.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<Vec<String>, _>>())
+        .map_err(not_sqlite)?;
+    let earlier_warden = tables == ["records"] && columns == ["namespace", "key", "value", "version"];
+    if !earlier_warden || user_version != 0 {
+        let listed: Vec<String> = tables.iter().take(5).map(|t| format!("`{t}`")).collect();
+        let what = if tables.is_empty() {
+            format!("it has no Warden mark and no tables, user version {user_version}")
+        } else {
+            format!("it has no Warden mark, and tables {}", listed.join(", "))
+        };
+        return Err(foreign(what));
+    }
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE; PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+    ))
+    .map_err(other)
+}
+
 /// The smallest key greater than every key that starts with `prefix`, in
 /// SQLite's binary order (byte-wise UTF-8, which is code point order): the
 /// prefix with its last incrementable character incremented. `None` when every
@@ -127,20 +268,37 @@ fn prefix_end(prefix: &str) -> Option<String> {
 }
 
 impl SqliteStorage {
-    /// Opens (creating if needed) the database at `path` and its schema.
+    /// Opens the Warden database at `path`, creating it only where no file
+    /// exists. Refused, naming the file and what to do: an empty (0-byte)
+    /// file, a file that is not SQLite, a SQLite database that is not
+    /// Warden's (another `application_id`, or tables other than Warden's), and
+    /// a Warden database of a newer schema (`user_version` above
+    /// [`SCHEMA_VERSION`]). A database of an earlier Warden, which has the
+    /// `records` table and no marks, is marked and used.
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteStorage, StorageError> {
-        let storage = SqliteStorage { path: path.as_ref().to_path_buf(), idle: Mutex::new(Vec::new()) };
+        let path = path.as_ref();
+        let shown = path.display();
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => create(path)?,
+            Err(e) => return Err(StorageError::Unavailable(format!("cannot read the database `{shown}`: {e}"))),
+            Ok(m) if m.is_dir() => {
+                return Err(StorageError::Unavailable(format!(
+                    "the database `{shown}` is a folder; pass a file path to `--db`"
+                )));
+            }
+            Ok(m) if m.len() == 0 => {
+                return Err(StorageError::Unavailable(format!(
+                    "the database `{shown}` is empty (0 bytes), so its pins, approvals, consents and opt-outs are \
+                     gone or were never there; restore it from a backup, or delete the file to start a new database"
+                )));
+            }
+            Ok(_) => {}
+        }
+        let storage = SqliteStorage { path: path.to_path_buf(), idle: Mutex::new(Vec::new()) };
+        // The marks are read before anything is set on the connection: a
+        // foreign file is refused without a byte of it changed.
+        check_schema(&storage.connect_bare()?, path)?;
         let conn = storage.connect()?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS records (
-                 namespace TEXT NOT NULL,
-                 key TEXT NOT NULL,
-                 value BLOB NOT NULL,
-                 version INTEGER NOT NULL,
-                 PRIMARY KEY (namespace, key)
-             ) WITHOUT ROWID;",
-        )
-        .map_err(other)?;
         storage.put_back(conn);
         Ok(storage)
     }
@@ -151,16 +309,22 @@ impl SqliteStorage {
     }
 
     fn connect(&self) -> Result<Connection, StorageError> {
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(unavailable)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(other)?;
+        let conn = self.connect_bare()?;
         // WAL lets readers proceed during a write; NORMAL sync is durable
         // across application crashes, which is what a policy ledger needs.
         conn.pragma_update(None, "journal_mode", "WAL").map_err(other)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(other)?;
+        Ok(conn)
+    }
+
+    /// A connection to the existing file, with nothing changed on it.
+    fn connect_bare(&self) -> Result<Connection, StorageError> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StorageError::Unavailable(format!("cannot open the database `{}`: {e}", self.path.display())))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(other)?;
         Ok(conn)
     }
 
@@ -291,6 +455,59 @@ impl Storage for SqliteStorage {
             rows.collect::<Result<Vec<_>, _>>().map_err(other)
         })
     }
+
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
+        if writes.len() > MAX_BATCH_WRITES {
+            return Err(BatchError::Failed(StorageError::TooLarge));
+        }
+        for write in writes {
+            let (namespace, key) = write.namespace_and_key();
+            check_key(namespace, key).map_err(BatchError::Failed)?;
+            if let Write::Put { value, .. } = write
+                && value.len() > MAX_VALUE_BYTES
+            {
+                return Err(BatchError::Failed(StorageError::TooLarge));
+            }
+        }
+        // One immediate transaction: a failed condition or any error drops it
+        // uncommitted, so nothing of the batch is written.
+        let outcome = self.with(|conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(other)?;
+            for (i, write) in writes.iter().enumerate() {
+                let (namespace, key) = write.namespace_and_key();
+                let current = Self::current_version(&tx, namespace, key)?;
+                let when = match write {
+                    Write::Put { when, .. } | Write::Remove { when, .. } => *when,
+                };
+                if !Self::holds(current, when) {
+                    return Ok(Err(i as u32));
+                }
+                match write {
+                    Write::Put { value, .. } => {
+                        let version = current.map_or(1, |v| v + 1);
+                        tx.execute(
+                            "INSERT INTO records (namespace, key, value, version) VALUES (?1, ?2, ?3, ?4)
+                             ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = excluded.version",
+                            params![namespace, key, value, version as i64],
+                        )
+                        .map_err(other)?;
+                    }
+                    Write::Remove { .. } if current.is_some() => {
+                        tx.execute("DELETE FROM records WHERE namespace = ?1 AND key = ?2", params![namespace, key])
+                            .map_err(other)?;
+                    }
+                    Write::Remove { .. } => {}
+                }
+            }
+            tx.commit().map_err(other)?;
+            Ok(Ok(()))
+        });
+        match outcome {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(i)) => Err(BatchError::Conflict(i)),
+            Err(e) => Err(BatchError::Failed(e)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -340,6 +557,67 @@ mod tests {
         assert_eq!(keys(s.list("n", "", 2, false)), ["A_9", "a%"]);
         assert_eq!(keys(s.list("n", "\u{10FFFF}", 10, false)), ["\u{10FFFF}", "\u{10FFFF}z"]);
         assert_eq!(keys(s.list("n", "", 100, false)).len(), 9);
+    }
+
+    fn put(key: &str, value: &[u8], when: Condition) -> Write {
+        Write::Put { namespace: "n".into(), key: key.into(), value: value.to_vec(), when }
+    }
+
+    #[test]
+    fn a_batch_commits_whole_or_names_the_write_whose_condition_failed() {
+        let (_d, s) = temp_db();
+        assert_eq!(s.set("n", "a", b"1", Condition::Any), Ok(1));
+        let torn = [
+            put("b", b"2", Condition::Absent),
+            put("a", b"3", Condition::Version(1)),
+            put("a", b"4", Condition::Version(1)),
+        ];
+        assert_eq!(s.commit(&torn), Err(BatchError::Conflict(2)));
+        assert_eq!(s.get("n", "b"), Ok(None));
+        assert_eq!(s.get("n", "a").map(|r| r.map(|r| r.version)), Ok(Some(1)));
+        let chained = [
+            put("b", b"2", Condition::Absent),
+            put("a", b"3", Condition::Version(1)),
+            put("a", b"4", Condition::Version(2)),
+            Write::Remove { namespace: "n".into(), key: "gone".into(), when: Condition::Any },
+        ];
+        assert_eq!(s.commit(&chained), Ok(()));
+        assert_eq!(s.get("n", "a"), Ok(Some(Record { value: b"4".to_vec(), version: 3 })));
+        let gone = Write::Remove { namespace: "n".into(), key: "gone".into(), when: Condition::Version(1) };
+        assert_eq!(s.commit(&[gone]), Err(BatchError::Conflict(0)));
+    }
+
+    #[test]
+    fn a_batch_is_capped_at_exactly_its_write_limit() {
+        let (_d, s) = temp_db();
+        let writes =
+            |n: usize| -> Vec<Write> { (0..n).map(|i| put(&format!("k{i}"), b"v", Condition::Absent)).collect() };
+        assert_eq!(s.commit(&writes(MAX_BATCH_WRITES + 1)), Err(BatchError::Failed(StorageError::TooLarge)));
+        assert_eq!(s.list("n", "", 10, false).map(|r| r.len()), Ok(0));
+        assert_eq!(s.commit(&writes(MAX_BATCH_WRITES)), Ok(()));
+        let big = vec![0u8; MAX_VALUE_BYTES + 1];
+        assert_eq!(
+            s.commit(&[put("x", b"1", Condition::Any), put("big", &big, Condition::Any)]),
+            Err(BatchError::Failed(StorageError::TooLarge))
+        );
+        assert_eq!(s.get("n", "x"), Ok(None));
+    }
+
+    #[test]
+    fn a_failure_inside_sqlite_in_the_middle_of_a_batch_rolls_it_back() {
+        let (d, s) = temp_db();
+        let conn = Connection::open(d.path().join("t.db")).unwrap_or_else(|e| unreachable!("open: {e}"));
+        let trigger = "CREATE TRIGGER boom BEFORE INSERT ON records WHEN NEW.key = 'c'
+                       BEGIN SELECT RAISE(ABORT, 'injected failure'); END;";
+        assert!(conn.execute_batch(trigger).is_ok());
+        let batch = [put("a", b"1", Condition::Any), put("b", b"2", Condition::Any), put("c", b"3", Condition::Any)];
+        assert!(
+            matches!(s.commit(&batch), Err(BatchError::Failed(StorageError::Other(m))) if m.contains("injected failure"))
+        );
+        assert_eq!(s.list("n", "", 10, false).map(|r| r.len()), Ok(0), "nothing of the batch is visible");
+        assert!(conn.execute_batch("DROP TRIGGER boom;").is_ok());
+        assert_eq!(s.commit(&batch), Ok(()));
+        assert_eq!(s.list("n", "", 10, false).map(|r| r.len()), Ok(3));
     }
 
     #[test]

@@ -216,6 +216,26 @@ class _Host:
         except Exception as e:
             return Err(Variant("other", f"host error: {e}"))
 
+    def commit(self, _store, writes: List[Any]):
+        try:
+            batch: List[imports_storage.Write] = []
+            for w in writes:
+                p = w.payload
+                if w.tag == "put":
+                    batch.append(
+                        imports_storage.Put(field(p, "namespace"), field(p, "key"), bytes(field(p, "value")), _condition(field(p, "when")))
+                    )
+                else:
+                    batch.append(imports_storage.Remove(field(p, "namespace"), field(p, "key"), _condition(field(p, "when"))))
+            _, failure = self.storage.commit(batch)
+            if failure is None:
+                return Ok(None)
+            if isinstance(failure, int):
+                return Err(Variant("conflict", failure))
+            return Err(Variant("failed", _storage_error(failure)))
+        except Exception as e:
+            return Err(Variant("failed", Variant("other", f"host error: {e}")))
+
     # http ----------------------------------------------------------------
     @staticmethod
     def _request(req: Any) -> imports_http.Request:
@@ -314,6 +334,7 @@ class Guard:
                 i.add_func("set", h.set)
                 i.add_func("delete", h.delete)
                 i.add_func("list", h.list)
+                i.add_func("commit", h.commit)
             with root.add_instance(f"{PACKAGE}/http@{VERSION}") as i:
                 i.add_func("send", h.send)
                 i.add_func("send-all", h.send_all)

@@ -30,6 +30,7 @@ mode: tool calls are refused (fail-closed), turns proceed (fail-open).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -81,6 +82,13 @@ def _text(content: Any) -> str:
                 parts.append(p["text"])
         return "\n".join(parts)
     return ""
+
+
+def idempotency_key(kind: str, *parts: Any) -> str:
+    """A key for a write Hermes may deliver twice: a digest of what names it
+    (the component accepts only `A-Za-z0-9._:-`, at most 128 characters)."""
+    digest = hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:48]
+    return f"hermes:{kind}:{digest}"
 
 
 def _none_if_empty(v: Any) -> Optional[str]:
@@ -314,14 +322,17 @@ class Hooks:
             # Never remember an approval for longer than Warden offered.
             allow = True
             scope = _SCOPES[min(_SCOPES.index(_CHOICE_SCOPE[choice]), _SCOPES.index(offered))]
+        call_id = ask["call_id"] or _none_if_empty(tool_call_id)
         self.runtime.guard().record_approval(
             {
                 "key": ask["key"],
                 "allow": allow,
                 "scope": scope,
                 "session_id": ask["session_id"],
-                "call_id": ask["call_id"] or _none_if_empty(tool_call_id),
+                "call_id": call_id,
                 "now_ms": now_ms(),
+                # One answer to one call is recorded once, however often it is delivered.
+                "idempotency_key": idempotency_key("approval", ask["key"], call_id, choice) if call_id else None,
             }
         )
         logger.info("warden: recorded %s (%s) for an ask", "allow" if allow else "deny", scope)

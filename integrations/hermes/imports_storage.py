@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
+import urllib.parse
 from dataclasses import dataclass
 from typing import List, Optional, Tuple, Union
 
@@ -25,6 +27,22 @@ MAX_LIST = 10_000
 BUSY_TIMEOUT_S = 5.0
 # Idle connections kept open for reuse.
 MAX_IDLE_CONNECTIONS = 8
+# Most writes one atomic batch may hold; a longer batch is refused as too large.
+MAX_BATCH_WRITES = 256
+# `PRAGMA application_id` of a Warden database (`WDN1`), as the Rust host writes it.
+APPLICATION_ID = 0x57444E31
+# `PRAGMA user_version` of the schema this host writes; a greater one is a newer Warden's.
+SCHEMA_VERSION = 1
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS records ("
+    " namespace TEXT NOT NULL,"
+    " key TEXT NOT NULL,"
+    " value BLOB NOT NULL,"
+    " version INTEGER NOT NULL,"
+    " PRIMARY KEY (namespace, key)"
+    ") WITHOUT ROWID"
+)
 
 # SQLite result codes that mean the store cannot be reached, as opposed to a bad request.
 _UNAVAILABLE_CODES = {
@@ -67,6 +85,28 @@ StorageError = Union[Unavailable, Conflict, TooLarge, Other]
 
 # A write condition: "any", "absent", or an int (exactly this version).
 Condition = Union[str, int]
+
+
+@dataclass(frozen=True)
+class Put:
+    """Set a key if the condition holds (one write of a batch)."""
+
+    namespace: str
+    key: str
+    value: bytes
+    when: Condition
+
+
+@dataclass(frozen=True)
+class Remove:
+    """Delete a key if the condition holds; an absent key conflicts only under a version."""
+
+    namespace: str
+    key: str
+    when: Condition
+
+
+Write = Union[Put, Remove]
 
 
 class _Failed(Exception):
@@ -116,39 +156,121 @@ class SqliteStorage:
         self._lock = threading.Lock()
 
     def open(self) -> Optional[StorageError]:
-        """Creates the folder, the file and the schema; returns an error if that fails."""
+        """Opens Warden's database, creating it only where no file exists; returns an error if that fails.
+
+        Refused, with a message naming the file and what to do, as the Rust host
+        refuses them: an empty (0-byte) file, a file that is not SQLite, a
+        database that is not Warden's (another application id, or other tables)
+        and one of a newer schema (user version above SCHEMA_VERSION). An
+        unmarked database of an earlier Warden (only the `records` table) is
+        marked and used."""
+        shown = self.path
         try:
             parent = os.path.dirname(os.path.abspath(self.path))
             os.makedirs(parent, exist_ok=True)
         except OSError as e:
             return Unavailable(f"cannot create {parent}: {e}")
-        try:
-            conn = self._connect()
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS records ("
-                " namespace TEXT NOT NULL,"
-                " key TEXT NOT NULL,"
-                " value BLOB NOT NULL,"
-                " version INTEGER NOT NULL,"
-                " PRIMARY KEY (namespace, key)"
-                ") WITHOUT ROWID"
+        if os.path.isdir(self.path):
+            return Unavailable(f"the database `{shown}` is a folder; configure a file path")
+        if not os.path.exists(self.path):
+            error = self._create()
+            if error is not None:
+                return error
+        elif os.path.getsize(self.path) == 0:
+            return Unavailable(
+                f"the database `{shown}` is empty (0 bytes), so its pins, approvals, consents and opt-outs are "
+                "gone or were never there; restore it from a backup, or delete the file to start a new database"
             )
+        try:
+            # The marks are read on a bare connection: a foreign file is refused unchanged.
+            conn = self._connect(bare=True)
         except _Failed as f:
             return f.error
+        try:
+            error = self._check_schema(conn)
         except sqlite3.Error as e:
-            return _classify(e)
-        self._put_back(conn)
+            error = Unavailable(
+                f"the database `{shown}` cannot be read as SQLite ({e}); it is damaged or not a database: restore "
+                "it from a backup, or configure Warden's database or a path where no file exists"
+            )
+        conn.close()
+        if error is not None:
+            return error
+        try:
+            self._put_back(self._connect())
+        except _Failed as f:
+            return f.error
         return None
 
-    def _connect(self) -> sqlite3.Connection:
+    def _create(self) -> Optional[StorageError]:
+        """Builds a new database under a temporary name and links it into place only where no file exists."""
+        temp = f"{os.path.join(os.path.dirname(os.path.abspath(self.path)), '.' + os.path.basename(self.path))}.{os.getpid()}.{time.time_ns()}.new"
         try:
-            conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            conn = sqlite3.connect(temp, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN")
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute(_SCHEMA)
+            conn.execute("COMMIT")
+            conn.close()
+            try:
+                os.link(temp, self.path)
+            except FileExistsError:
+                pass  # another process created it first: use theirs
+            return None
+        except (sqlite3.Error, OSError, ValueError) as e:
+            return Unavailable(f"cannot create the database `{self.path}`: {e}")
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.remove(temp + suffix)
+                except (OSError, ValueError):
+                    pass
+
+    def _check_schema(self, conn: sqlite3.Connection) -> Optional[StorageError]:
+        shown = self.path
+        application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        user_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+        def foreign(what: str) -> StorageError:
+            return Unavailable(
+                f"the database `{shown}` is not Warden's ({what}); Warden does not write to another program's "
+                "database: configure Warden's database or a path where no file exists"
             )
+
+        if application_id == APPLICATION_ID:
+            if user_version > SCHEMA_VERSION:
+                return Unavailable(
+                    f"the database `{shown}` was written by a newer Warden (schema {user_version}; this one knows up "
+                    f"to {SCHEMA_VERSION}); run a Warden at least as new as the one that wrote it"
+                )
+            conn.execute(_SCHEMA)
+            return None
+        if application_id != 0:
+            return foreign(f"its application id is {application_id & 0xFFFFFFFF:#010x}")
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        columns = [r[0] for r in conn.execute("SELECT name FROM pragma_table_info('records') ORDER BY cid")]
+        if tables != ["records"] or columns != ["namespace", "key", "value", "version"] or user_version != 0:
+            if not tables:
+                return foreign(f"it has no Warden mark and no tables, user version {user_version}")
+            return foreign("it has no Warden mark, and tables " + ", ".join(f"`{t}`" for t in tables[:5]))
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+        return None
+
+    def _connect(self, bare: bool = False) -> sqlite3.Connection:
+        try:
+            # mode=rw: a database that vanished is an error, never silently a new empty one.
+            uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=rw"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
             # WAL lets readers proceed during a write; NORMAL sync is durable
             # across application crashes, which is what a policy ledger needs.
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            if not bare:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
             return conn
         except (sqlite3.Error, ValueError, OSError) as e:
             raise _Failed(Unavailable(str(e))) from e
@@ -280,6 +402,56 @@ class SqliteStorage:
             return [(str(k), bytes(v), int(ver)) for (k, v, ver) in rows]
 
         return self._with(run)
+
+    def commit(self, writes: List[Write]) -> Tuple[Optional[int], Optional[Union[StorageError, int]]]:
+        """Applies every write in order, or none: (None, None) when committed; (None, index) when the
+        condition of the write at that index failed; (None, error) when the storage failed."""
+        if len(writes) > MAX_BATCH_WRITES:
+            return None, TooLarge()
+        try:
+            for w in writes:
+                _check_key(w.namespace, w.key)
+                if isinstance(w, Put) and len(w.value) > MAX_VALUE_BYTES:
+                    raise _Failed(TooLarge())
+        except _Failed as f:
+            return None, f.error
+
+        class _Conflict(Exception):
+            def __init__(self, index: int):
+                super().__init__(index)
+                self.index = index
+
+        def run(conn):
+            # One immediate transaction: a failed condition or any error rolls it back.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for i, w in enumerate(writes):
+                    current = self._current_version(conn, w.namespace, w.key)
+                    if not _holds(current, w.when):
+                        raise _Conflict(i)
+                    if isinstance(w, Put):
+                        version = 1 if current is None else current + 1
+                        conn.execute(
+                            "INSERT INTO records (namespace, key, value, version) VALUES (?, ?, ?, ?) "
+                            "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = excluded.version",
+                            (w.namespace, w.key, sqlite3.Binary(w.value), version),
+                        )
+                    elif current is not None:
+                        conn.execute("DELETE FROM records WHERE namespace = ? AND key = ?", (w.namespace, w.key))
+            except _Conflict as c:
+                conn.execute("ROLLBACK")
+                return c.index
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return None
+
+        index, error = self._with(run)
+        if error is not None:
+            return None, error
+        return None, index
 
     def close(self) -> None:
         with self._lock:

@@ -14,13 +14,14 @@ const BODY: &str = "Can we move lunch to 1pm?";
 /// A gate without templates, so every message asks, and one consent.
 fn gate(db: &TempDb) -> Runtime {
     let rt = runtime(&json!({"gate": {"ownerOffset": "+00:00"}}).to_string(), db.open());
-    rt.gate(|g, s| g.call_consent(s, "sms", ALICE, None, None, at("08:00", 0))).expect("consent");
+    rt.gate(|g, s| g.call_consent(s, "sms", ALICE, None, None, at("08:00", 0), None)).expect("consent");
     rt
 }
 
 fn answer(rt: &Runtime, asked: &Verdict, allow: bool, scope: ApprovalScope) {
     let key = asked.approval_key.clone().expect("an ask carries an approval key");
-    let approval = Approval { key, allow, scope, session_id: None, call_id: None, now_ms: at("12:00", 0) };
+    let approval =
+        Approval { key, allow, scope, session_id: None, call_id: None, now_ms: at("12:00", 0), idempotency_key: None };
     rt.record_approval(&approval).expect("the answer is recorded");
 }
 
@@ -41,11 +42,11 @@ fn an_approval_lets_the_asked_message_go_but_never_lifts_quiet_hours_or_an_opt_o
     // The same message at night, and after an opt-out, stays blocked.
     let night = rt.check_outbound(&outbound("sms", ALICE, BODY, None, at("22:00", 0)));
     assert_eq!(decided(&night), ("deny", "gate.quiet-hours"), "{}", night.reason);
-    rt.gate(|g, s| g.call_opt_out(s, ALICE, at("12:03", 0))).expect("opt-out");
+    rt.gate(|g, s| g.call_opt_out(s, ALICE, at("12:03", 0), None)).expect("opt-out");
     let after = rt.check_outbound(&outbound("sms", ALICE, BODY, None, at("12:04", 0)));
     assert_eq!(decided(&after), ("deny", "gate.opted-out"), "{}", after.reason);
     // A new consent does not undo the opt-out either.
-    rt.gate(|g, s| g.call_consent(s, "sms", ALICE, None, None, at("12:05", 0))).expect("consent");
+    rt.gate(|g, s| g.call_consent(s, "sms", ALICE, None, None, at("12:05", 0), None)).expect("consent");
     assert_eq!(
         decided(&rt.check_outbound(&outbound("sms", ALICE, BODY, None, at("12:06", 0)))),
         ("deny", "gate.opted-out")
@@ -73,6 +74,7 @@ fn a_once_answer_decides_one_check_and_a_rejection_denies() {
         session_id: None,
         call_id: None,
         now_ms: at("12:00", 0),
+        idempotency_key: None,
     };
     let refused = rt.record_approval(&bogus).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(refused.contains("key: no check is waiting for an answer about this message"), "{refused}");

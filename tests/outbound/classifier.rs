@@ -200,6 +200,7 @@ fn a_review_asks_and_its_approval_covers_only_that_message_to_that_recipient_und
         session_id: None,
         call_id: None,
         now_ms: T0 + 1,
+        idempotency_key: None,
     };
     rt.record_approval(&approval).expect("the approval is recorded");
     let approved = rt.check_outbound(&m);
@@ -246,7 +247,7 @@ fn a_classifier_slower_than_the_destination_timeout_denies() {
 fn padded(len: usize) -> Reply {
     let mut body = completion(&verdict_text("allow", BASE_POLICY)).to_string().into_bytes();
     body.resize(len, b' ');
-    Reply { status: 200, body, delay: Duration::ZERO, content_type: "application/json" }
+    Reply { body, ..Reply::json(200, &json!({})) }
 }
 
 #[test]

@@ -30,10 +30,10 @@ fn apply(rt: &Runtime, op: &Value) -> Result<(), CallError> {
     match text(op, "op", "") {
         "consent" => {
             let offset = op.get("offset").and_then(Value::as_str);
-            rt.gate(|g, s| g.call_consent(s, channel, to, offset, None, now))
+            rt.gate(|g, s| g.call_consent(s, channel, to, offset, None, now, None))
         }
-        "optout" => rt.gate(|g, s| g.call_opt_out(s, to, now)),
-        "revoke" => rt.gate(|g, s| g.call_revoke(s, channel, to, now)).map(|_| ()),
+        "optout" => rt.gate(|g, s| g.call_opt_out(s, to, now, None)),
+        "revoke" => rt.gate(|g, s| g.call_revoke(s, channel, to, now, None)).map(|_| ()),
         "variables" => {
             let values: Vec<(String, String)> = op["values"]
                 .as_object()
@@ -41,7 +41,7 @@ fn apply(rt: &Runtime, op: &Value) -> Result<(), CallError> {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.as_str().expect("a text value").to_string()))
                 .collect();
-            rt.gate(|g, s| g.call_set_variables(s, channel, to, &values, now))
+            rt.gate(|g, s| g.call_set_variables(s, channel, to, &values, now, None))
         }
         outcome => {
             let delivery = match outcome {
@@ -56,6 +56,7 @@ fn apply(rt: &Runtime, op: &Value) -> Result<(), CallError> {
                 delivery,
                 thread: thread.map(Into::into),
                 now_ms: now,
+                idempotency_key: None,
             };
             rt.record_outcome(&report)
         }

@@ -50,13 +50,14 @@ fn flow(rt: &Runtime) {
             delivery,
             thread: Some(THREAD.into()),
             now_ms: at(time, 0),
+            idempotency_key: None,
         };
         rt.record_outcome(&report).expect("outcome recorded");
     };
-    rt.gate(|g, s| g.call_consent(s, "email", ADA, Some("+01:00"), Some("signup form"), at("08:00", 0)))
+    rt.gate(|g, s| g.call_consent(s, "email", ADA, Some("+01:00"), Some("signup form"), at("08:00", 0), None))
         .expect("consent");
     let values = vec![("name".to_string(), "Ada".to_string()), ("order".to_string(), "A-17".to_string())];
-    rt.gate(|g, s| g.call_set_variables(s, "email", ADA, &values, at("08:01", 0))).expect("variables");
+    rt.gate(|g, s| g.call_set_variables(s, "email", ADA, &values, at("08:01", 0), None)).expect("variables");
     let v = rt.check_outbound(&outbound("email", ADA, ROUTINE, Some(THREAD), at("10:00", 0)));
     assert_eq!(decided3(&v), ("allow", "gate.routine", None), "{}", v.reason);
     sent(ADA, Delivery::Sent, "10:01");
@@ -68,11 +69,11 @@ fn flow(rt: &Runtime) {
     sent(ADA, Delivery::Failed, "10:08");
     let v = rt.check_outbound(&outbound("email", BOB, ROUTINE, None, at("10:09", 0)));
     assert_eq!(decided3(&v), ("deny", "gate.no-consent", None), "{}", v.reason);
-    rt.gate(|g, s| g.call_consent(s, "sms", BOB, None, None, at("10:10", 0))).expect("consent");
-    rt.gate(|g, s| g.call_opt_out(s, BOB, at("10:11", 0))).expect("opt-out");
+    rt.gate(|g, s| g.call_consent(s, "sms", BOB, None, None, at("10:10", 0), None)).expect("consent");
+    rt.gate(|g, s| g.call_opt_out(s, BOB, at("10:11", 0), None)).expect("opt-out");
     let v = rt.check_outbound(&outbound("sms", BOB, ROUTINE, None, at("10:12", 0)));
     assert_eq!(decided3(&v), ("deny", "gate.opted-out", None), "{}", v.reason);
-    assert!(rt.gate(|g, s| g.call_revoke(s, "email", ADA, at("10:13", 0))).expect("revoke"));
+    assert!(rt.gate(|g, s| g.call_revoke(s, "email", ADA, at("10:13", 0), None)).expect("revoke"));
     let log = rt.gate(|g, s| g.call_log(s, 50)).expect("log");
     assert_eq!(log.len(), 13);
     assert!(log.iter().all(|e| e.recipient_hash.len() == 64 && e.recipient_hash != ADA && e.recipient_hash != BOB));

@@ -7,7 +7,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 use warden_host::Runtime;
 use warden_host::bindings::exports::warden::guard::policy::{Delivery, OutcomeReport};
-use warden_host::storage::{Condition, Record, Storage, StorageError};
+use warden_host::storage::{BatchError, Condition, Record, Storage, StorageError, Write};
 use warden_tests::{T0, TempDb, runtime};
 
 const SENDS_PER_HOST: u64 = 40;
@@ -89,6 +89,14 @@ impl Storage for Contended {
     ) -> Result<Vec<(String, Record)>, StorageError> {
         self.inner.list(namespace, prefix, limit, reverse)
     }
+
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
+        let result = self.inner.commit(writes);
+        if matches!(result, Err(BatchError::Conflict(_))) {
+            self.conflicts.fetch_add(1, Ordering::SeqCst);
+        }
+        result
+    }
 }
 
 #[test]
@@ -109,7 +117,7 @@ fn two_hosts_recording_sends_to_one_thread_lose_no_record() {
         (runtime(&config, Arc::new(storage)), fresh)
     };
     let hosts: [(Runtime, Arc<AtomicBool>); 2] = [host(), host()];
-    hosts[0].0.gate(|g, s| g.call_consent(s, "sms", "+15550100", None, None, T0)).expect("consent");
+    hosts[0].0.gate(|g, s| g.call_consent(s, "sms", "+15550100", None, None, T0, None)).expect("consent");
     let started = std::time::Instant::now();
     let start = std::sync::Barrier::new(hosts.len());
     let failures: Vec<String> = std::thread::scope(|scope| {
@@ -128,6 +136,7 @@ fn two_hosts_recording_sends_to_one_thread_lose_no_record() {
                                 thread: Some("t-1".into()),
                                 // Both hosts write every line in the same millisecond.
                                 now_ms: T0 + 1 + i,
+                                idempotency_key: None,
                             };
                             fresh.store(true, Ordering::SeqCst);
                             host.record_outcome(&report).err().map(|e| e.to_string())

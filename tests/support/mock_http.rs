@@ -35,15 +35,44 @@ pub struct Reply {
     /// Wait this long before answering.
     pub delay: Duration,
     pub content_type: &'static str,
+    /// Close the connection after this many body bytes, though the headers promise all of them.
+    pub cut_after: Option<usize>,
+    /// Close the connection without answering.
+    pub drop_connection: bool,
 }
 
 impl Reply {
     pub fn json(status: u16, body: &serde_json::Value) -> Reply {
-        Reply { status, body: body.to_string().into_bytes(), delay: Duration::ZERO, content_type: "application/json" }
+        Reply {
+            status,
+            body: body.to_string().into_bytes(),
+            delay: Duration::ZERO,
+            content_type: "application/json",
+            cut_after: None,
+            drop_connection: false,
+        }
     }
 
     pub fn text(status: u16, body: &str) -> Reply {
-        Reply { status, body: body.as_bytes().to_vec(), delay: Duration::ZERO, content_type: "text/plain" }
+        Reply {
+            status,
+            body: body.as_bytes().to_vec(),
+            delay: Duration::ZERO,
+            content_type: "text/plain",
+            cut_after: None,
+            drop_connection: false,
+        }
+    }
+
+    /// The connection is closed once the request is read, with no answer.
+    pub fn dropped() -> Reply {
+        Reply { drop_connection: true, ..Reply::text(200, "") }
+    }
+
+    /// Only the first `bytes` of the body are sent before the connection closes.
+    pub fn truncated(mut self, bytes: usize) -> Reply {
+        self.cut_after = Some(bytes);
+        self
     }
 
     pub fn after(mut self, delay: Duration) -> Reply {
@@ -155,6 +184,10 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Recorded>>, handler: &Handler) 
         }
         let reply = handler(&recorded);
         std::thread::sleep(reply.delay);
+        if reply.drop_connection {
+            let _ = writer.shutdown(std::net::Shutdown::Both);
+            return;
+        }
         let mut out = format!(
             "HTTP/1.1 {} X\r\ncontent-type: {}\r\ncontent-length: {}\r\n\r\n",
             reply.status,
@@ -162,9 +195,14 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Recorded>>, handler: &Handler) 
             reply.body.len()
         )
         .into_bytes();
-        out.extend_from_slice(&reply.body);
+        let sent = reply.cut_after.map_or(reply.body.len(), |n| n.min(reply.body.len()));
+        out.extend_from_slice(&reply.body[..sent]);
         // One write per response: no Nagle delay.
         if writer.write_all(&out).is_err() {
+            return;
+        }
+        if reply.cut_after.is_some() {
+            let _ = writer.shutdown(std::net::Shutdown::Both);
             return;
         }
     }

@@ -203,6 +203,7 @@ pub fn approval(a: wit::Approval) -> core::Approval {
         session_id: a.session_id,
         call_id: a.call_id,
         now_ms: a.now_ms,
+        idempotency_key: a.idempotency_key,
     }
 }
 
@@ -221,6 +222,7 @@ pub fn outcome_report(r: wit::OutcomeReport) -> core::OutcomeReport {
         },
         thread: r.thread,
         now_ms: r.now_ms,
+        idempotency_key: r.idempotency_key,
     }
 }
 

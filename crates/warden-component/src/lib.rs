@@ -160,20 +160,37 @@ impl GateGuest for Component {
         offset: Option<String>,
         how: Option<String>,
         now_ms: u64,
+        idempotency_key: Option<String>,
     ) -> Result<(), PolicyError> {
-        configured(|w| w.gate_consent(&ports::host(), &channel, &recipient, offset.as_deref(), how.as_deref(), now_ms))
+        configured(|w| {
+            let key = idempotency_key.as_deref();
+            w.gate_consent(&ports::host(), &channel, &recipient, offset.as_deref(), how.as_deref(), now_ms, key)
+        })
     }
 
-    fn opt_out(recipient: String, now_ms: u64) -> Result<(), PolicyError> {
-        configured(|w| w.gate_opt_out(&ports::host(), &recipient, now_ms))
+    fn opt_out(recipient: String, now_ms: u64, idempotency_key: Option<String>) -> Result<(), PolicyError> {
+        configured(|w| w.gate_opt_out(&ports::host(), &recipient, now_ms, idempotency_key.as_deref()))
     }
 
-    fn revoke(channel: String, recipient: String, now_ms: u64) -> Result<bool, PolicyError> {
-        configured(|w| w.gate_revoke(&ports::host(), &channel, &recipient, now_ms))
+    fn revoke(
+        channel: String,
+        recipient: String,
+        now_ms: u64,
+        idempotency_key: Option<String>,
+    ) -> Result<bool, PolicyError> {
+        configured(|w| w.gate_revoke(&ports::host(), &channel, &recipient, now_ms, idempotency_key.as_deref()))
     }
 
-    fn reply(channel: String, recipient: String, thread: Option<String>, now_ms: u64) -> Result<(), PolicyError> {
-        configured(|w| w.gate_reply(&ports::host(), &channel, &recipient, thread.as_deref(), now_ms))
+    fn reply(
+        channel: String,
+        recipient: String,
+        thread: Option<String>,
+        now_ms: u64,
+        idempotency_key: Option<String>,
+    ) -> Result<(), PolicyError> {
+        configured(|w| {
+            w.gate_reply(&ports::host(), &channel, &recipient, thread.as_deref(), now_ms, idempotency_key.as_deref())
+        })
     }
 
     fn set_variables(
@@ -181,8 +198,12 @@ impl GateGuest for Component {
         recipient: String,
         variables: Vec<(String, String)>,
         now_ms: u64,
+        idempotency_key: Option<String>,
     ) -> Result<(), PolicyError> {
-        configured(|w| w.gate_set_variables(&ports::host(), &channel, &recipient, &variables, now_ms))
+        configured(|w| {
+            let key = idempotency_key.as_deref();
+            w.gate_set_variables(&ports::host(), &channel, &recipient, &variables, now_ms, key)
+        })
     }
 
     fn log(limit: u32) -> Result<Vec<LedgerEntry>, PolicyError> {

@@ -5,7 +5,8 @@ use crate::warden::guard::{http, log, storage};
 use alloc::string::String;
 use alloc::vec::Vec;
 use warden_core::ports::{
-    Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Ports, Storage, StorageError,
+    BatchError, Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Ports, Storage, StorageError,
+    Write,
 };
 
 pub struct HostHttp;
@@ -102,6 +103,29 @@ impl Storage for HostStorage {
         storage::list(namespace, prefix, limit, reverse)
             .map(|entries| entries.into_iter().map(|k| (k.key, entry(k.entry))).collect())
             .map_err(storage_error)
+    }
+
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
+        let writes: Vec<storage::Write> = writes
+            .iter()
+            .map(|w| match w {
+                Write::Put { namespace, key, value, when } => storage::Write::Put(storage::PutWrite {
+                    namespace: namespace.clone(),
+                    key: key.clone(),
+                    value: value.clone(),
+                    when: condition(*when),
+                }),
+                Write::Remove { namespace, key, when } => storage::Write::Remove(storage::RemoveWrite {
+                    namespace: namespace.clone(),
+                    key: key.clone(),
+                    when: condition(*when),
+                }),
+            })
+            .collect();
+        storage::commit(&writes).map_err(|e| match e {
+            storage::BatchError::Conflict(i) => BatchError::Conflict(i as usize),
+            storage::BatchError::Failed(e) => BatchError::Failed(storage_error(e)),
+        })
     }
 }
 

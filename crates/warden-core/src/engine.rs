@@ -208,6 +208,7 @@ impl Warden {
     }
 
     /// Records that a recipient agreed to be messaged on a channel.
+    #[allow(clippy::too_many_arguments)]
     pub fn gate_consent(
         &self,
         ports: &Ports<'_>,
@@ -216,13 +217,20 @@ impl Warden {
         offset: Option<&str>,
         how: Option<&str>,
         now_ms: u64,
+        idempotency_key: Option<&str>,
     ) -> Result<(), PolicyError> {
-        gate::consent(&self.config.gate, ports, channel, recipient, offset, how, now_ms)
+        gate::consent(&self.config.gate, ports, channel, recipient, offset, how, now_ms, idempotency_key)
     }
 
     /// Records an absolute opt-out.
-    pub fn gate_opt_out(&self, ports: &Ports<'_>, recipient: &str, now_ms: u64) -> Result<(), PolicyError> {
-        gate::opt_out(&self.config.gate, ports, recipient, now_ms)
+    pub fn gate_opt_out(
+        &self,
+        ports: &Ports<'_>,
+        recipient: &str,
+        now_ms: u64,
+        idempotency_key: Option<&str>,
+    ) -> Result<(), PolicyError> {
+        gate::opt_out(&self.config.gate, ports, recipient, now_ms, idempotency_key)
     }
 
     /// Takes a consent back.
@@ -232,8 +240,9 @@ impl Warden {
         channel: &str,
         recipient: &str,
         now_ms: u64,
+        idempotency_key: Option<&str>,
     ) -> Result<bool, PolicyError> {
-        gate::revoke(&self.config.gate, ports, channel, recipient, now_ms)
+        gate::revoke(&self.config.gate, ports, channel, recipient, now_ms, idempotency_key)
     }
 
     /// Notes a reply, clearing the thread.
@@ -244,8 +253,9 @@ impl Warden {
         recipient: &str,
         thread: Option<&str>,
         now_ms: u64,
+        idempotency_key: Option<&str>,
     ) -> Result<(), PolicyError> {
-        gate::reply(&self.config.gate, ports, channel, recipient, thread, now_ms)
+        gate::reply(&self.config.gate, ports, channel, recipient, thread, now_ms, idempotency_key)
     }
 
     /// Stores template variables for a recipient on a channel.
@@ -256,8 +266,9 @@ impl Warden {
         recipient: &str,
         variables: &[(String, String)],
         now_ms: u64,
+        idempotency_key: Option<&str>,
     ) -> Result<(), PolicyError> {
-        gate::set_variables(&self.config.gate, ports, channel, recipient, variables, now_ms)
+        gate::set_variables(&self.config.gate, ports, channel, recipient, variables, now_ms, idempotency_key)
     }
 
     /// The newest ledger lines first.

@@ -1,6 +1,8 @@
 //! In-memory fakes of the ports, for tests of the core and of code built on it.
 
-use crate::ports::{Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Storage, StorageError};
+use crate::ports::{
+    BatchError, Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Storage, StorageError, Write,
+};
 use crate::prelude::*;
 use core::cell::RefCell;
 
@@ -9,7 +11,10 @@ use core::cell::RefCell;
 pub struct MemoryStorage {
     data: RefCell<BTreeMap<(String, String), Entry>>,
     failure: RefCell<Option<StorageError>>,
+    write_failure: RefCell<Option<StorageError>>,
+    conflicts: RefCell<usize>,
     writes: RefCell<usize>,
+    commits: RefCell<usize>,
 }
 
 impl MemoryStorage {
@@ -21,6 +26,23 @@ impl MemoryStorage {
     /// Calls succeed again.
     pub fn heal(&self) {
         *self.failure.borrow_mut() = None;
+        *self.write_failure.borrow_mut() = None;
+        *self.conflicts.borrow_mut() = 0;
+    }
+
+    /// Reads succeed; every later `commit` fails with `error` and writes nothing.
+    pub fn fail_commits_with(&self, error: StorageError) {
+        *self.write_failure.borrow_mut() = Some(error);
+    }
+
+    /// The next `n` commits lose a race: they report a conflict on their last write and write nothing.
+    pub fn lose_commits(&self, n: usize) {
+        *self.conflicts.borrow_mut() = n;
+    }
+
+    /// Number of batches committed.
+    pub fn commits(&self) -> usize {
+        *self.commits.borrow()
     }
 
     /// Number of stored keys.
@@ -109,6 +131,47 @@ impl Storage for MemoryStorage {
             .map(|((_, k), e)| (k.clone(), e.clone()));
         let limit = limit as usize;
         Ok(if reverse { matching.rev().take(limit).collect() } else { matching.take(limit).collect() })
+    }
+
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
+        self.fail()?;
+        if let Some(e) = &*self.write_failure.borrow() {
+            return Err(BatchError::Failed(e.clone()));
+        }
+        {
+            let mut conflicts = self.conflicts.borrow_mut();
+            if *conflicts > 0 {
+                *conflicts -= 1;
+                return Err(BatchError::Conflict(writes.len().saturating_sub(1)));
+            }
+        }
+        // The writes apply to a copy that replaces the map only when all held.
+        let mut next = self.data.borrow().clone();
+        for (i, write) in writes.iter().enumerate() {
+            match write {
+                Write::Put { namespace, key, value, when } => {
+                    let k = (namespace.clone(), key.clone());
+                    let current = next.get(&k);
+                    if !Self::holds(current, *when) {
+                        return Err(BatchError::Conflict(i));
+                    }
+                    let version = current.map_or(1, |e| e.version + 1);
+                    next.insert(k, Entry { value: value.clone(), version });
+                }
+                Write::Remove { namespace, key, when } => {
+                    let k = (namespace.clone(), key.clone());
+                    let current = next.get(&k);
+                    if current.is_none() && matches!(when, Condition::Version(_)) || !Self::holds(current, *when) {
+                        return Err(BatchError::Conflict(i));
+                    }
+                    next.remove(&k);
+                }
+            }
+        }
+        *self.data.borrow_mut() = next;
+        *self.writes.borrow_mut() += writes.len();
+        *self.commits.borrow_mut() += 1;
+        Ok(())
     }
 }
 
@@ -205,4 +268,36 @@ pub fn body_from_parts(parts: &serde_json::Value) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_with_one_failed_condition_writes_nothing_and_names_that_write() {
+        let s = MemoryStorage::default();
+        assert_eq!(s.set("n", "a", b"1", Condition::Any), Ok(1));
+        let batch = [
+            Write::put("n", "b", b"2".to_vec(), Condition::Absent),
+            Write::put("n", "a", b"3".to_vec(), Condition::Version(1)),
+            Write::put("n", "a", b"4".to_vec(), Condition::Version(1)),
+        ];
+        assert_eq!(s.commit(&batch), Err(BatchError::Conflict(2)));
+        assert_eq!(s.get("n", "b"), Ok(None));
+        assert_eq!(s.get("n", "a").map(|e| e.map(|e| e.version)), Ok(Some(1)));
+        // Later writes see earlier ones: the same key twice, each on the version before.
+        let chained = [
+            Write::put("n", "b", b"2".to_vec(), Condition::Absent),
+            Write::put("n", "a", b"3".to_vec(), Condition::Version(1)),
+            Write::put("n", "a", b"4".to_vec(), Condition::Version(2)),
+            Write::remove("n", "gone", Condition::Any),
+        ];
+        assert_eq!(s.commit(&chained), Ok(()));
+        assert_eq!(s.get("n", "a"), Ok(Some(Entry { value: b"4".to_vec(), version: 3 })));
+        assert_eq!(s.commit(&[Write::remove("n", "gone", Condition::Version(1))]), Err(BatchError::Conflict(0)));
+        assert_eq!(s.commit(&[Write::remove("n", "b", Condition::Absent)]), Err(BatchError::Conflict(0)));
+        assert_eq!(s.commit(&[Write::remove("n", "b", Condition::Version(1))]), Ok(()));
+        assert_eq!(s.get("n", "b"), Ok(None));
+    }
 }

@@ -25,6 +25,7 @@ mod engine;
 pub mod fakes;
 pub mod gate;
 pub mod host;
+pub mod idempotency;
 pub mod model;
 pub mod outbound;
 pub mod paths;

@@ -324,6 +324,8 @@ pub struct Approval {
     pub session_id: Option<String>,
     pub call_id: Option<String>,
     pub now_ms: u64,
+    /// Records the answer once however often it is sent.
+    pub idempotency_key: Option<String>,
 }
 
 /// Model usage the host observed.
@@ -352,6 +354,8 @@ pub struct OutcomeReport {
     pub delivery: Delivery,
     pub thread: Option<String>,
     pub now_ms: u64,
+    /// Records the report once however often it is sent.
+    pub idempotency_key: Option<String>,
 }
 
 /// Whether one check family runs.

@@ -301,11 +301,24 @@ pub fn record_approval(_config: &Config, ports: &Ports<'_>, approval: &Approval)
         },
         _ => None,
     };
-    let mut asked = true;
-    store::update_json::<Review>(ports.storage, NAMESPACE, digest, |current| {
-        let Some(mut review) = current.filter(|r| r.asked) else {
-            asked = false;
-            return None;
+    let request = serde_json::json!({
+        "key": approval.key, "allow": approval.allow, "scope": approval.scope.as_str(), "sessionId": session,
+    });
+    let keyed = crate::idempotency::Keyed::new(
+        NAMESPACE,
+        "approval",
+        approval.idempotency_key.as_deref(),
+        &request,
+        approval.now_ms,
+    )?;
+    crate::idempotency::commit_once(ports.storage, keyed.as_ref(), || {
+        let read = store::get_json::<Review>(ports.storage, NAMESPACE, digest)?;
+        let when = store::unchanged(&read);
+        let Some(mut review) = read.map(|(r, _)| r).filter(|r| r.asked) else {
+            return Err(PolicyError::InvalidInput(
+                "key: no check is waiting for an answer about this message; check it again and answer the key it gives"
+                    .into(),
+            ));
         };
         review.answer = Some(PersonAnswer {
             allow: approval.allow,
@@ -314,15 +327,8 @@ pub fn record_approval(_config: &Config, ports: &Ports<'_>, approval: &Approval)
             at_ms: approval.now_ms,
         });
         review.at_ms = approval.now_ms;
-        Some(review)
-    })?;
-    if !asked {
-        return Err(PolicyError::InvalidInput(
-            "key: no check is waiting for an answer about this message; check it again and answer the key it gives"
-                .into(),
-        ));
-    }
-    Ok(())
+        Ok(vec![store::json_write(NAMESPACE, digest, &review, when)?])
+    })
 }
 
 #[cfg(test)]

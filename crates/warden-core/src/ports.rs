@@ -100,6 +100,49 @@ impl core::fmt::Display for StorageError {
     }
 }
 
+/// One write of an atomic batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// Set a key if the condition holds.
+    Put { namespace: String, key: String, value: Vec<u8>, when: Condition },
+    /// Delete a key if the condition holds; an absent key is a conflict only under `Version`.
+    Remove { namespace: String, key: String, when: Condition },
+}
+
+impl Write {
+    pub fn put(namespace: &str, key: &str, value: Vec<u8>, when: Condition) -> Write {
+        Write::Put { namespace: namespace.into(), key: key.into(), value, when }
+    }
+
+    pub fn remove(namespace: &str, key: &str, when: Condition) -> Write {
+        Write::Remove { namespace: namespace.into(), key: key.into(), when }
+    }
+}
+
+/// Why a batch was not committed; nothing of it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchError {
+    /// The condition of the write at this index did not hold.
+    Conflict(usize),
+    /// The storage failed.
+    Failed(StorageError),
+}
+
+impl From<StorageError> for BatchError {
+    fn from(e: StorageError) -> Self {
+        BatchError::Failed(e)
+    }
+}
+
+impl From<BatchError> for StorageError {
+    fn from(e: BatchError) -> Self {
+        match e {
+            BatchError::Conflict(_) => StorageError::Conflict,
+            BatchError::Failed(e) => e,
+        }
+    }
+}
+
 /// Namespaced key-value storage with versions for compare-and-swap.
 pub trait Storage {
     fn get(&self, namespace: &str, key: &str) -> Result<Option<Entry>, StorageError>;
@@ -112,6 +155,8 @@ pub trait Storage {
         limit: u32,
         reverse: bool,
     ) -> Result<Vec<(String, Entry)>, StorageError>;
+    /// Applies every write in order, or none of them.
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError>;
 }
 
 /// Log severity.

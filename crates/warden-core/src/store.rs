@@ -1,6 +1,6 @@
 //! Typed JSON records over the storage port, with compare-and-swap updates.
 
-use crate::ports::{Condition, Storage, StorageError};
+use crate::ports::{Condition, Storage, StorageError, Write};
 use crate::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -34,6 +34,21 @@ pub fn put_json<T: Serialize>(
     let bytes = serde_json::to_vec(value)
         .map_err(|e| StorageError::Other(format!("record {namespace}/{key} cannot be encoded: {e}")))?;
     storage.set(namespace, key, &bytes, when)
+}
+
+/// A batch write of a JSON record if `when` holds.
+pub fn json_write<T: Serialize>(namespace: &str, key: &str, value: &T, when: Condition) -> Result<Write, StorageError> {
+    let bytes = serde_json::to_vec(value)
+        .map_err(|e| StorageError::Other(format!("record {namespace}/{key} cannot be encoded: {e}")))?;
+    Ok(Write::put(namespace, key, bytes, when))
+}
+
+/// The condition that a record is still as it was read: its version, or absent.
+pub fn unchanged<T>(read: &Option<(T, u64)>) -> Condition {
+    match read {
+        Some((_, version)) => Condition::Version(*version),
+        None => Condition::Absent,
+    }
 }
 
 /// Reads, changes and writes back one record, retrying when another writer

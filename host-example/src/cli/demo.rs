@@ -251,6 +251,7 @@ fn play(runtime: &Runtime) -> Result<Vec<Row>, Failure> {
                 session_id: Some(TEAMS.into()),
                 call_id: None,
                 now_ms: at(6),
+                idempotency_key: None,
             })
             .map_err(|e| Failure::failed(e.to_string()))?;
         s.note(
@@ -267,7 +268,7 @@ fn play(runtime: &Runtime) -> Result<Vec<Row>, Failure> {
     // Outbound messages: consent gate and data-loss prevention.
     s.sms("Hi Ada, your order 1234 has shipped.", "order-1234", 10, "  (no consent yet)");
     s.gate("records Ada's consent for SMS", "her local offset -05:00, agreed at checkout", |g, st| {
-        g.call_consent(st, "sms", CUSTOMER, Some("-05:00"), Some("checkout opt-in"), at(10))
+        g.call_consent(st, "sms", CUSTOMER, Some("-05:00"), Some("checkout opt-in"), at(10), None)
     })?;
     s.gate("stores template variables", "name=Ada; order=1234", |g, st| {
         g.call_set_variables(
@@ -276,6 +277,7 @@ fn play(runtime: &Runtime) -> Result<Vec<Row>, Failure> {
             CUSTOMER,
             &[("name".into(), "Ada".into()), ("order".into(), "1234".into())],
             at(10),
+            None,
         )
     })?;
     s.sms("Hi Ada, your order 1234 has shipped.", "order-1234", 5 * 60, "  (09:00 her time)");
@@ -286,6 +288,7 @@ fn play(runtime: &Runtime) -> Result<Vec<Row>, Failure> {
             delivery: Delivery::Sent,
             thread: Some("order-1234".into()),
             now_ms: at(5 * 60 + 1),
+            idempotency_key: None,
         })
         .map_err(|e| Failure::failed(e.to_string()))?;
     s.sms("Hi Ada, your order 1234 has shipped.", "order-1234", 5 * 60 + 2, "  (no reply yet)");
@@ -294,7 +297,7 @@ fn play(runtime: &Runtime) -> Result<Vec<Row>, Failure> {
     // A format-valid but fake access key ID, assembled so no key-shaped literal sits in the source.
     let fake_key = format!("{}{}", "AKIA", "QX7MZ4R2LN5TB6KD");
     s.sms(&format!("Here is the key: {fake_key}"), "support", 5 * 60 + 4, "  (a secret)");
-    s.gate("records Ada's STOP", "an absolute opt-out", |g, st| g.call_opt_out(st, CUSTOMER, at(5 * 60 + 5)))?;
+    s.gate("records Ada's STOP", "an absolute opt-out", |g, st| g.call_opt_out(st, CUSTOMER, at(5 * 60 + 5), None))?;
     s.sms("Hi Ada, your order 1234 has shipped.", "order-77", 5 * 60 + 6, "  (after STOP)");
     Ok(s.rows)
 }

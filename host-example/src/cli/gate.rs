@@ -49,6 +49,9 @@ pub(super) enum GateCommand {
         offset: Option<String>,
         /// How they agreed, such as "signup form, 2024-06-01".
         how: Option<String>,
+        /// Record this once however often the command is repeated with the same key (1 to 128 of `A-Za-z0-9._:-`).
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
         now_ms: Option<u64>,
@@ -59,6 +62,9 @@ pub(super) enum GateCommand {
         policy: Policy,
         /// The recipient.
         recipient: String,
+        /// Record this once however often the command is repeated with the same key (1 to 128 of `A-Za-z0-9._:-`).
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
         now_ms: Option<u64>,
@@ -71,6 +77,9 @@ pub(super) enum GateCommand {
         channel: String,
         /// The recipient.
         recipient: String,
+        /// Record this once however often the command is repeated with the same key (1 to 128 of `A-Za-z0-9._:-`).
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
         now_ms: Option<u64>,
@@ -88,6 +97,9 @@ pub(super) enum GateCommand {
         /// The reply's text: one of `gate.stopKeywords` also opts the recipient out. Never stored.
         #[arg(long)]
         text: Option<String>,
+        /// Record this once however often the command is repeated with the same key (1 to 128 of `A-Za-z0-9._:-`).
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
         now_ms: Option<u64>,
@@ -102,6 +114,9 @@ pub(super) enum GateCommand {
         recipient: String,
         /// `name=value;name=value` (values are exact and cannot hold `;`); an empty argument clears them.
         pairs: String,
+        /// Record this once however often the command is repeated with the same key (1 to 128 of `A-Za-z0-9._:-`).
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
         now_ms: Option<u64>,
@@ -121,6 +136,9 @@ pub(super) enum GateCommand {
         /// For `reply`, the reply's text: one of `gate.stopKeywords` also opts the recipient out. Never stored.
         #[arg(long)]
         text: Option<String>,
+        /// Record this once however often the command is repeated with the same key (1 to 128 of `A-Za-z0-9._:-`).
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
         now_ms: Option<u64>,
@@ -153,54 +171,77 @@ pub(super) fn run(host: &HostArgs, clock: Clock, command: GateCommand, stdout: &
         Ok(now_ms.unwrap_or_else(json::now_ms))
     };
     match command {
-        GateCommand::Consent { policy, channel, recipient, offset, how, now_ms } => {
+        GateCommand::Consent { policy, channel, recipient, offset, how, idempotency_key, now_ms } => {
             let offset = offset.filter(|o| o != "-");
             let now = now(now_ms)?;
             let (runtime, _) = open(host, &policy)?;
             runtime
-                .gate(|g, s| g.call_consent(s, &channel, &recipient, offset.as_deref(), how.as_deref(), now))
+                .gate(|g, s| {
+                    let key = idempotency_key.as_deref();
+                    g.call_consent(s, &channel, &recipient, offset.as_deref(), how.as_deref(), now, key)
+                })
                 .map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "consent", "channel": channel}))
         }
-        GateCommand::Optout { policy, recipient, now_ms } => {
+        GateCommand::Optout { policy, recipient, idempotency_key, now_ms } => {
             let now = now(now_ms)?;
             let (runtime, _) = open(host, &policy)?;
-            runtime.gate(|g, s| g.call_opt_out(s, &recipient, now)).map_err(failure)?;
+            runtime
+                .gate(|g, s| g.call_opt_out(s, &recipient, now, idempotency_key.as_deref()))
+                .map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "optout"}))
         }
-        GateCommand::Revoke { policy, channel, recipient, now_ms } => {
+        GateCommand::Revoke { policy, channel, recipient, idempotency_key, now_ms } => {
             let now = now(now_ms)?;
             let (runtime, _) = open(host, &policy)?;
-            let had = runtime.gate(|g, s| g.call_revoke(s, &channel, &recipient, now)).map_err(failure)?;
+            let had = runtime
+                .gate(|g, s| g.call_revoke(s, &channel, &recipient, now, idempotency_key.as_deref()))
+                .map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "revoke", "channel": channel, "hadConsent": had}))
         }
-        GateCommand::Reply { policy, channel, recipient, thread, text, now_ms } => {
+        GateCommand::Reply { policy, channel, recipient, thread, text, idempotency_key, now_ms } => {
             let now = now(now_ms)?;
             let (runtime, config) = open(host, &policy)?;
-            runtime.gate(|g, s| g.call_reply(s, &channel, &recipient, thread.as_deref(), now)).map_err(failure)?;
-            let opted_out = stop_if_asked(&runtime, &config, &recipient, text.as_deref(), now)?;
+            runtime
+                .gate(|g, s| g.call_reply(s, &channel, &recipient, thread.as_deref(), now, idempotency_key.as_deref()))
+                .map_err(failure)?;
+            let opted_out =
+                stop_if_asked(&runtime, &config, &recipient, text.as_deref(), now, idempotency_key.as_deref())?;
             let answer =
                 serde_json::json!({"recorded": "reply", "channel": channel, "thread": thread, "optedOut": opted_out});
             print_json(stdout, &answer)
         }
-        GateCommand::Variables { policy, channel, recipient, pairs, now_ms } => {
+        GateCommand::Variables { policy, channel, recipient, pairs, idempotency_key, now_ms } => {
             let variables = parse_variables(&pairs)?;
             let now = now(now_ms)?;
             let (runtime, _) = open(host, &policy)?;
-            runtime.gate(|g, s| g.call_set_variables(s, &channel, &recipient, &variables, now)).map_err(failure)?;
+            runtime
+                .gate(|g, s| {
+                    let key = idempotency_key.as_deref();
+                    g.call_set_variables(s, &channel, &recipient, &variables, now, key)
+                })
+                .map_err(failure)?;
             let names: Vec<&str> = variables.iter().map(|(n, _)| n.as_str()).collect();
             print_json(stdout, &serde_json::json!({"recorded": "variables", "channel": channel, "names": names}))
         }
-        GateCommand::Record { policy, channel, recipient, outcome, thread, text, now_ms } => {
+        GateCommand::Record { policy, channel, recipient, outcome, thread, text, idempotency_key, now_ms } => {
             let delivery = parse_outcome(&outcome)?;
             if text.is_some() && delivery != Delivery::Reply {
                 return Err(Failure::invalid(format!("text: only a `reply` has text, not `{outcome}`")));
             }
             let now = now(now_ms)?;
             let (runtime, config) = open(host, &policy)?;
-            let report = OutcomeReport { channel: channel.clone(), recipient, delivery, thread, now_ms: now };
+            let report = OutcomeReport {
+                channel: channel.clone(),
+                recipient,
+                delivery,
+                thread,
+                now_ms: now,
+                idempotency_key: idempotency_key.clone(),
+            };
             runtime.record_outcome(&report).map_err(failure)?;
-            let opted_out = stop_if_asked(&runtime, &config, &report.recipient, text.as_deref(), now)?;
+            let opted_out =
+                stop_if_asked(&runtime, &config, &report.recipient, text.as_deref(), now, idempotency_key.as_deref())?;
             let answer = serde_json::json!({"recorded": outcome, "channel": channel, "thread": report.thread, "optedOut": opted_out});
             print_json(stdout, &answer)
         }
@@ -254,17 +295,19 @@ pub fn is_stop_keyword(keywords: &[String], reply: &str) -> bool {
 }
 
 /// Opts the recipient out when the reply's text is a stop keyword; says whether it did.
+/// The reply's idempotency key guards the opt-out too (keys are per operation).
 fn stop_if_asked(
     runtime: &Runtime,
     config: &str,
     recipient: &str,
     text: Option<&str>,
     now_ms: u64,
+    idempotency_key: Option<&str>,
 ) -> Result<bool, Failure> {
     if !text.is_some_and(|t| is_stop_keyword(&stop_keywords(config), t)) {
         return Ok(false);
     }
-    runtime.gate(|g, s| g.call_opt_out(s, recipient, now_ms)).map_err(failure)?;
+    runtime.gate(|g, s| g.call_opt_out(s, recipient, now_ms, idempotency_key)).map_err(failure)?;
     Ok(true)
 }
 

@@ -181,6 +181,9 @@ enum Command {
         /// The call, for `once` scope.
         #[arg(long)]
         call: Option<String>,
+        /// Record this answer once however often the command is repeated with the same key.
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
     },
     /// Serve the checks as a JSON HTTP service (token from $WARDEN_TOKEN or --token-file).
     Serve {
@@ -419,8 +422,7 @@ fn start(
     db: &PathBuf,
     config_path: Option<&std::path::Path>,
 ) -> Result<Runtime, Failure> {
-    let storage = SqliteStorage::open(db)
-        .map_err(|e| Failure::failed(format!("cannot open the database {}: {e}", db.display())))?;
+    let storage = SqliteStorage::open(db).map_err(|e| Failure::failed(e.detail()))?;
     let secret = crate::host_context::approval_secret(db).map_err(Failure::failed)?;
     let context = crate::host_context::declare(db, config_path, cache_dir(host).as_deref(), secret);
     Runtime::new(options(host, Arc::new(storage), Some(context)), config).map_err(|e| match e {
@@ -551,7 +553,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             }
             print_json(stdout, &report)
         }
-        Command::Approve { policy, key, scope, deny, session, call } => {
+        Command::Approve { policy, key, scope, deny, session, call, idempotency_key } => {
             let config = read_config(&policy.config)?;
             let key = match key {
                 Some(k) => k,
@@ -581,6 +583,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 session_id: session,
                 call_id: call,
                 now_ms: None,
+                idempotency_key,
             };
             runtime.record_approval(&approval.into()).map_err(call_failure)?;
             print_json(stdout, &serde_json::json!({"recorded": true, "key": key, "allow": !deny}))

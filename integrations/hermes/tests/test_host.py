@@ -107,6 +107,54 @@ def storage_limits_and_failures():
         check(isinstance(error, imports_storage.Unavailable), f"a write to a read-only database -> unavailable ({error})")
 
 
+def storage_batches_commit_whole_or_not_at_all():
+    s = db("batch.db")
+    Put, Remove = imports_storage.Put, imports_storage.Remove
+    check(s.set("n", "a", b"1", "any") == (1, None), "seeded a at version 1")
+    torn = [Put("n", "b", b"2", "absent"), Put("n", "a", b"3", 1), Put("n", "a", b"4", 1)]
+    check(s.commit(torn) == (None, 2), "a batch whose third condition fails names index 2")
+    check(s.get("n", "b") == (None, None) and s.get("n", "a") == ((b"1", 1), None), "nothing of it was written")
+    chained = [Put("n", "b", b"2", "absent"), Put("n", "a", b"3", 1), Put("n", "a", b"4", 2), Remove("n", "gone", "any")]
+    check(s.commit(chained) == (None, None), "later writes see earlier ones in one batch")
+    check(s.get("n", "a") == ((b"4", 3), None), "a was written twice in one batch: version 3")
+    check(s.commit([Remove("n", "gone", 1)]) == (None, 0), "removing an absent key at a version conflicts")
+    many = [Put("n", f"k{i}", b"v", "absent") for i in range(imports_storage.MAX_BATCH_WRITES + 1)]
+    check(s.commit(many) == (None, imports_storage.TooLarge()), "a batch over the write limit -> too-large")
+    check(s.commit(many[:-1]) == (None, None), "a batch at the write limit commits")
+
+
+def refused_databases_name_the_file_and_what_to_do():
+    import sqlite3
+
+    empty = os.path.join(TMP, "empty.db")
+    open(empty, "w").close()
+    err = imports_storage.SqliteStorage(empty).open()
+    check(isinstance(err, imports_storage.Unavailable) and "is empty (0 bytes)" in err.message and empty in err.message, f"0 bytes -> refused ({err})")
+    check(os.path.getsize(empty) == 0, "the empty file is left as it was")
+    foreign = os.path.join(TMP, "foreign.db")
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.commit()
+    conn.close()
+    with open(foreign, "rb") as f:
+        before = f.read()
+    err = imports_storage.SqliteStorage(foreign).open()
+    with open(foreign, "rb") as f:
+        check(f.read() == before, "the foreign file is unchanged")
+    check(isinstance(err, imports_storage.Unavailable) and "is not Warden's (it has no Warden mark, and tables `notes`)" in err.message, f"foreign -> refused ({err})")
+    newer = os.path.join(TMP, "newer.db")
+    s = imports_storage.SqliteStorage(newer)
+    check(s.open() is None, "a new database is created where no file exists")
+    s.close()
+    conn = sqlite3.connect(newer)
+    check(conn.execute("PRAGMA application_id").fetchone()[0] == imports_storage.APPLICATION_ID, "it carries Warden's application id")
+    conn.execute("PRAGMA user_version = 2")
+    conn.close()
+    err = imports_storage.SqliteStorage(newer).open()
+    check(isinstance(err, imports_storage.Unavailable) and "newer Warden (schema 2; this one knows up to 1)" in err.message, f"newer -> refused ({err})")
+
+
+
 def storage_failure_reaches_the_component_typed():
     """The pin is read with `get`, whose result type is `result<option<entry>,
     storage-error>`: the error case must reach the guest as a typed error (and
@@ -380,6 +428,8 @@ if __name__ == "__main__":
     c.run("storage: compare-and-swap honours each condition", storage_compare_and_swap)
     c.run("storage: list matches prefixes literally and orders both ways", storage_list_is_literal_and_ordered)
     c.run("storage: limits and unavailable stores give typed errors", storage_limits_and_failures)
+    c.run("storage: batches commit whole or not at all", storage_batches_commit_whole_or_not_at_all)
+    c.run("storage: empty, foreign and newer databases are refused", refused_databases_name_the_file_and_what_to_do)
     c.run("storage: a failing get reaches the component as a typed error", storage_failure_reaches_the_component_typed)
     c.run("component: reply pinning through SQLite, shared by two hosts", pinning_through_the_component_and_sqlite)
     c.run("clock: far request times are refused before the component; replay accepts them", far_request_times_are_refused_before_the_component_and_a_replaying_guard_accepts_them)

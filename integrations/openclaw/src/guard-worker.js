@@ -27,6 +27,7 @@ const storageImport = {
   set: (namespace, key, value, when) => storage.set(namespace, key, value, when),
   delete: (namespace, key, when) => storage.delete(namespace, key, when),
   list: (namespace, prefix, limit, reverse) => storage.list(namespace, prefix, limit, reverse),
+  commit: (writes) => storage.commit(writes),
 };
 const logImport = { write: (level, message) => log(level, message) };
 // jco looks the interfaces up without their version; the versioned names are

@@ -8,6 +8,8 @@
 // `12345` on prompt hooks); Warden compares chat IDs exactly, so the prefix of
 // the turn's own provider is removed everywhere.
 
+import { createHash } from "node:crypto";
+
 /** History messages passed to `check-turn`; the component keeps at most `safety.historyMessages` (20) of them. */
 export const MAX_HISTORY = 20;
 /** OpenClaw's default per-handler budget for before_prompt_build, in milliseconds. */
@@ -213,15 +215,28 @@ export function outbound(event, ctx, { nowMs }) {
 }
 
 /** `outcome-report` for message_sent. */
+/**
+ * An idempotency key for a write OpenClaw may deliver twice: a digest of what
+ * names it (the component accepts only `A-Za-z0-9._:-`, at most 128).
+ */
+export function idempotencyKey(kind, ...parts) {
+  const digest = createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 48);
+  return `openclaw:${kind}:${digest}`;
+}
+
 export function outcomeReport(event, ctx, { nowMs }) {
   const channel = nonEmpty(ctx?.channelId) ?? "unknown";
   const threadId = event?.threadId;
+  const messageId = nonEmpty(event?.messageId === undefined ? undefined : String(event.messageId));
+  const delivery = event?.success === false ? "failed" : "sent";
   return {
     channel,
     recipient: stripProvider(event?.to, channel) ?? "",
-    delivery: event?.success === false ? "failed" : "sent",
+    delivery,
     thread: threadId === undefined || threadId === null ? undefined : String(threadId),
     nowMs: BigInt(nowMs),
+    // A delivery OpenClaw reports twice for one message is recorded once.
+    idempotencyKey: messageId === undefined ? undefined : idempotencyKey("outcome", channel, messageId, delivery),
   };
 }
 
@@ -260,10 +275,15 @@ export function toolResult(verdict, call, record) {
       allowedDecisions,
       onResolution: async (decision) => {
         if (!verdict.approvalKey) return;
+        // One resolution of one call is one answer, however often it is delivered.
+        const keyed = (answer) => ({
+          ...answer,
+          idempotencyKey: call.callId ? idempotencyKey("approval", verdict.approvalKey, call.callId, decision) : undefined,
+        });
         const base = { key: verdict.approvalKey, sessionId: call.sessionId, callId: call.callId };
-        if (decision === "allow-once") await record({ ...base, allow: true, scope: "once" });
-        else if (decision === "allow-always") await record({ ...base, allow: true, scope });
-        else if (decision === "deny") await record({ ...base, allow: false, scope: "once" });
+        if (decision === "allow-once") await record(keyed({ ...base, allow: true, scope: "once" }));
+        else if (decision === "allow-always") await record(keyed({ ...base, allow: true, scope }));
+        else if (decision === "deny") await record(keyed({ ...base, allow: false, scope: "once" }));
         // timeout and cancelled: nobody answered, nothing is remembered.
       },
     },

@@ -133,7 +133,14 @@ test("a_delivery_becomes_an_outbound_message_without_the_provider_prefix", () =>
     delivery: "failed",
     thread: undefined,
     nowMs: 4n,
+    idempotencyKey: undefined,
   });
+  // A delivery with a message ID carries a key, the same for the same report and valid for the component.
+  const sent = (id) => map.outcomeReport({ to: "12345", messageId: id }, { channelId: "telegram" }, { nowMs: 5 });
+  assert.match(sent("m-1").idempotencyKey, /^openclaw:outcome:[0-9a-f]{48}$/);
+  assert.equal(sent("m-1").idempotencyKey, sent("m-1").idempotencyKey);
+  assert.notEqual(sent("m-1").idempotencyKey, sent("m-2").idempotencyKey);
+  assert.ok(sent(7).idempotencyKey.length <= 128);
 });
 
 test("tools_run_in_the_agents_cwd_else_its_workspace", () => {
@@ -175,11 +182,15 @@ test("ask_requires_approval_showing_the_scope_and_records_each_answer", async ()
   assert.match(approval.description, /the rest of this session/);
   assert.equal(approval.severity, "warning");
   for (const d of ["allow-once", "allow-always", "deny", "timeout", "cancelled"]) await approval.onResolution(d);
+  const key = (d) => map.idempotencyKey("approval", "t1:k", "c", d);
   assert.deepEqual(recorded, [
-    { key: "t1:k", sessionId: "s", callId: "c", allow: true, scope: "once" },
-    { key: "t1:k", sessionId: "s", callId: "c", allow: true, scope: "session" },
-    { key: "t1:k", sessionId: "s", callId: "c", allow: false, scope: "once" },
+    { key: "t1:k", sessionId: "s", callId: "c", allow: true, scope: "once", idempotencyKey: key("allow-once") },
+    { key: "t1:k", sessionId: "s", callId: "c", allow: true, scope: "session", idempotencyKey: key("allow-always") },
+    { key: "t1:k", sessionId: "s", callId: "c", allow: false, scope: "once", idempotencyKey: key("deny") },
   ]);
+  // A resolution delivered twice is the same answer under the same key.
+  await approval.onResolution("deny");
+  assert.equal(recorded.at(-1).idempotencyKey, recorded[2].idempotencyKey);
   const once = map.toolResult(verdict({ decision: "ask", scope: "once", approvalKey: "t1:k", risk: "high" }), call, () => {});
   assert.deepEqual(once.requireApproval.allowedDecisions, ["allow-once", "deny"]);
   assert.equal(once.requireApproval.severity, "critical");

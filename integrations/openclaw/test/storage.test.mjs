@@ -92,3 +92,97 @@ test("two_handles_on_one_file_never_lose_an_update", () => {
   assert.deepEqual(b.set("n", "k", bytes("b2"), version(1)), { tag: "err", val: { tag: "conflict" } });
   assert.deepEqual(b.get("n", "k").val.value, bytes("a2"));
 });
+
+const put = (namespace, key, value, when) => ({ tag: "put", val: { namespace, key, value: bytes(value), when } });
+const remove = (namespace, key, when) => ({ tag: "remove", val: { namespace, key, when } });
+
+test("a_batch_with_one_failed_condition_writes_nothing_and_names_that_write", () => {
+  const s = tempStorage();
+  assert.deepEqual(s.set("n", "a", bytes("1"), any), { tag: "ok", val: 1n });
+  const torn = [put("n", "b", "2", absent), put("n", "a", "3", version(1)), put("n", "a", "4", version(1))];
+  assert.deepEqual(s.commit(torn), { tag: "err", val: { tag: "conflict", val: 2 } });
+  assert.deepEqual(s.get("n", "b"), { tag: "ok", val: undefined });
+  assert.deepEqual(s.get("n", "a"), { tag: "ok", val: { value: bytes("1"), version: 1n } });
+  // Later writes see earlier ones.
+  const chained = [put("n", "b", "2", absent), put("n", "a", "3", version(1)), put("n", "a", "4", version(2)), remove("n", "gone", any)];
+  assert.deepEqual(s.commit(chained), { tag: "ok", val: undefined });
+  assert.deepEqual(s.get("n", "a"), { tag: "ok", val: { value: bytes("4"), version: 3n } });
+  assert.deepEqual(s.commit([remove("n", "gone", version(1))]), { tag: "err", val: { tag: "conflict", val: 0 } });
+  assert.deepEqual(s.commit([remove("n", "b", version(1))]), { tag: "ok", val: undefined });
+  assert.deepEqual(s.get("n", "b"), { tag: "ok", val: undefined });
+});
+
+test("a_batch_over_the_write_limit_or_with_an_oversized_value_is_refused_whole", async () => {
+  const { MAX_BATCH_WRITES } = await import("../src/storage.js");
+  const s = tempStorage();
+  const writes = (n) => Array.from({ length: n }, (_, i) => put("n", `k${i}`, "v", absent));
+  assert.deepEqual(s.commit(writes(MAX_BATCH_WRITES + 1)), { tag: "err", val: { tag: "failed", val: { tag: "too-large" } } });
+  assert.deepEqual(s.list("n", "", 10, false), { tag: "ok", val: [] });
+  assert.deepEqual(s.commit(writes(MAX_BATCH_WRITES)), { tag: "ok", val: undefined });
+  const big = { tag: "put", val: { namespace: "n", key: "big", value: new Uint8Array(MAX_VALUE_BYTES + 1), when: any } };
+  assert.deepEqual(s.commit([put("n", "x", "1", any), big]), { tag: "err", val: { tag: "failed", val: { tag: "too-large" } } });
+  assert.deepEqual(s.get("n", "x"), { tag: "ok", val: undefined });
+});
+
+function refusal(s) {
+  const r = s.get("n", "k");
+  assert.equal(r.tag, "err");
+  assert.equal(r.val.tag, "unavailable");
+  const c = s.commit([put("n", "k", "v", any)]);
+  assert.deepEqual(c.tag, "err");
+  assert.equal(c.val.tag, "failed");
+  return r.val.val;
+}
+
+test("an_empty_foreign_or_newer_database_is_refused_and_left_as_it_was", async () => {
+  const { DatabaseSync } = await import("node:sqlite");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "warden-refuse-"));
+  const empty = path.join(dir, "empty.db");
+  fs.writeFileSync(empty, "");
+  assert.match(refusal(new SqliteStorage(empty)), /^the database `.*empty\.db` is empty \(0 bytes\).*delete the file to start a new database$/);
+  assert.equal(fs.statSync(empty).size, 0, "an empty file stays empty");
+
+  const foreign = path.join(dir, "foreign.db");
+  const other = new DatabaseSync(foreign);
+  other.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me');");
+  other.close();
+  const before = fs.readFileSync(foreign);
+  assert.match(refusal(new SqliteStorage(foreign)), /is not Warden's \(it has no Warden mark, and tables `notes`\)/);
+  assert.ok(fs.readFileSync(foreign).equals(before), "the foreign file is unchanged");
+  const marked = path.join(dir, "marked.db");
+  const app = new DatabaseSync(marked);
+  app.exec("PRAGMA application_id = 1234; CREATE TABLE records (namespace TEXT, key TEXT, value BLOB, version INTEGER);");
+  app.close();
+  assert.match(refusal(new SqliteStorage(marked)), /its application id is 0x000004d2/);
+
+  const newer = path.join(dir, "newer.db");
+  const first = new SqliteStorage(newer);
+  assert.deepEqual(first.set("n", "k", bytes("v"), any), { tag: "ok", val: 1n });
+  first.close();
+  const bump = new DatabaseSync(newer);
+  bump.exec("PRAGMA user_version = 2;");
+  bump.close();
+  assert.match(refusal(new SqliteStorage(newer)), /written by a newer Warden \(schema 2; this one knows up to 1\)/);
+
+  const text = path.join(dir, "text.db");
+  fs.writeFileSync(text, "not a database at all, just text\n".repeat(100));
+  assert.match(refusal(new SqliteStorage(text)), /cannot be read as SQLite/);
+  assert.equal(fs.readFileSync(text, "utf8").startsWith("not a database"), true);
+});
+
+test("a_database_of_an_earlier_warden_is_marked_and_kept", async () => {
+  const { DatabaseSync } = await import("node:sqlite");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "warden-earlier-"));
+  const file = path.join(dir, "old.db");
+  const old = new DatabaseSync(file);
+  old.exec(`CREATE TABLE records (namespace TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, version INTEGER NOT NULL,
+            PRIMARY KEY (namespace, key)) WITHOUT ROWID; INSERT INTO records VALUES ('n', 'k', x'76', 4);`);
+  old.close();
+  const s = new SqliteStorage(file);
+  assert.deepEqual(s.get("n", "k"), { tag: "ok", val: { value: bytes("v"), version: 4n } });
+  s.close();
+  const check = new DatabaseSync(file);
+  assert.equal(Number(Object.values(check.prepare("PRAGMA application_id").get())[0]), 0x57444e31);
+  assert.equal(Number(Object.values(check.prepare("PRAGMA user_version").get())[0]), 1);
+  check.close();
+});

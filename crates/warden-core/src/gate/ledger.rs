@@ -40,7 +40,7 @@
 
 use crate::digest::{hex, sha256_hex};
 use crate::model::LedgerEntry;
-use crate::ports::{Condition, Storage, StorageError};
+use crate::ports::{BatchError, Condition, Storage, StorageError, Write};
 use crate::prelude::*;
 use crate::store;
 use hmac::{Hmac, KeyInit, Mac};
@@ -69,7 +69,7 @@ pub const CONSENT_PREFIX: &str = "consent/";
 pub const VARIABLES_PREFIX: &str = "vars/";
 /// Prefix of thread state: `thread/<channel>/<recipient hash>/<thread hash>`.
 pub const THREAD_PREFIX: &str = "thread/";
-/// Most attempts at a free ledger line key before giving up.
+/// Most attempts at committing a ledger line and what it records, when other writers keep winning.
 pub const MAX_APPEND_ATTEMPTS: usize = 16;
 
 const VERSION: u32 = 1;
@@ -260,40 +260,62 @@ pub struct Stats {
     pub decisions: BTreeMap<String, u64>,
 }
 
-/// Appends a line under the number after the newest line's. Two writers at
-/// once take different numbers: a line is written only where no line exists,
-/// and a lost race retries with the next number, so no line overwrites another.
-pub fn append(storage: &dyn Storage, entry: &StoredEntry) -> Result<(), StorageError> {
+/// What a decision writes with its ledger line.
+pub enum Step {
+    /// The request was recorded before (a repeated idempotency key): write nothing, answer this.
+    Done(bool),
+    /// Write these with the line and answer this.
+    Write(Vec<Write>, bool),
+}
+
+/// Appends `entry` as a new line, with the running totals and the writes of
+/// `change`, in one atomic batch: the line, the totals and the state they
+/// describe are all stored or none is, so the totals always equal what the
+/// lines imply. `change` runs on every attempt, reading the current state;
+/// when another writer changed anything the batch read, it retries, at most
+/// [`MAX_APPEND_ATTEMPTS`] times. Lines are numbered in writing order, never by
+/// their time, so a line dated far ahead cannot push newer ones out of the log;
+/// two writers at once take different numbers: a line is written only where
+/// none exists.
+pub fn commit<E: From<StorageError>>(
+    storage: &dyn Storage,
+    entry: &StoredEntry,
+    mut change: impl FnMut() -> Result<Step, E>,
+) -> Result<bool, E> {
     let prefix = LOG_PREFIX;
-    let mut sequence = match storage.list(NAMESPACE, prefix, 1, true)?.first() {
-        Some((key, _)) => key.get(prefix.len()..).and_then(|s| s.parse::<u64>().ok()).map_or(0, |n| n + 1),
-        None => 0,
-    };
-    let mut written = false;
+    let line =
+        serde_json::to_vec(entry).map_err(|e| StorageError::Other(format!("a ledger line cannot be encoded: {e}")))?;
     for _ in 0..MAX_APPEND_ATTEMPTS {
-        let key = format!("{prefix}{sequence:020}");
-        match store::put_json(storage, NAMESPACE, &key, entry, Condition::Absent) {
-            Ok(_) => {
-                written = true;
-                break;
-            }
-            Err(StorageError::Conflict) => sequence += 1,
-            Err(e) => return Err(e),
-        }
-    }
-    if !written {
-        return Err(StorageError::Conflict);
-    }
-    store::update_json::<Stats>(storage, NAMESPACE, STATS_KEY, |stats| {
-        let mut stats = stats.unwrap_or_default();
+        let (mut writes, answer) = match change()? {
+            Step::Done(answer) => return Ok(answer),
+            Step::Write(writes, answer) => (writes, answer),
+        };
+        let sequence = match storage.list(NAMESPACE, prefix, 1, true)?.first() {
+            Some((key, _)) => key.get(prefix.len()..).and_then(|s| s.parse::<u64>().ok()).map_or(0, |n| n + 1),
+            None => 0,
+        };
+        writes.push(Write::put(NAMESPACE, &format!("{prefix}{sequence:020}"), line.clone(), Condition::Absent));
+        let read = store::get_json::<Stats>(storage, NAMESPACE, STATS_KEY)?;
+        let when = store::unchanged(&read);
+        let mut stats = read.map(|(s, _)| s).unwrap_or_default();
         stats.entries = stats.entries.saturating_add(1);
         if let Some(decision) = &entry.decision {
             let n = stats.decisions.entry(decision.clone()).or_insert(0);
             *n = n.saturating_add(1);
         }
-        Some(stats)
-    })?;
-    Ok(())
+        writes.push(store::json_write(NAMESPACE, STATS_KEY, &stats, when)?);
+        match storage.commit(&writes) {
+            Ok(()) => return Ok(answer),
+            Err(BatchError::Conflict(_)) => continue,
+            Err(BatchError::Failed(e)) => return Err(e.into()),
+        }
+    }
+    Err(StorageError::Conflict.into())
+}
+
+/// Appends a line and its totals, with nothing else.
+pub fn append(storage: &dyn Storage, entry: &StoredEntry) -> Result<(), StorageError> {
+    commit::<StorageError>(storage, entry, || Ok(Step::Write(Vec::new(), true))).map(|_| ())
 }
 
 /// The last `limit` lines written, last first; then, if fewer, lines of the

@@ -34,14 +34,15 @@ pub mod templates;
 
 use crate::config::reader::{Node, Obj, Reader, Text, shorten};
 use crate::digest;
+use crate::idempotency::{Keyed, Lookup};
 use crate::model::{
     CheckStatus, Decision, Delivery, Direction, GateStatus, LedgerEntry, Mode, OutboundMessage, OutcomeReport,
     PolicyError, Risk, Signal, Verdict,
 };
-use crate::ports::{Condition, Ports, Storage, StorageError};
+use crate::ports::{Condition, Ports, Storage, StorageError, Write};
 use crate::prelude::*;
 use crate::store;
-use ledger::{LedgerError, LedgerKey, NAMESPACE, StoredEntry};
+use ledger::{LedgerError, LedgerKey, NAMESPACE, Step, StoredEntry};
 use serde::{Deserialize, Serialize};
 
 /// Default owner offset when the section is absent (the gate is then off).
@@ -570,8 +571,28 @@ fn evaluate(
     Ok(verdict)
 }
 
-fn record(storage: &dyn Storage, entry: StoredEntry) -> Result<(), PolicyError> {
-    ledger::append(storage, &entry).map_err(Into::into)
+/// Commits a ledger line with the writes of `change`, claiming `keyed` in the
+/// same batch; a repeated key answers as the first call did and writes nothing.
+fn record(
+    storage: &dyn Storage,
+    entry: StoredEntry,
+    keyed: Option<Keyed>,
+    mut change: impl FnMut() -> Result<(Vec<Write>, bool), PolicyError>,
+) -> Result<bool, PolicyError> {
+    ledger::commit(storage, &entry, || {
+        let claim = match &keyed {
+            Some(k) => match k.lookup(storage)? {
+                Lookup::Repeat(answer) => return Ok(Step::Done(answer)),
+                Lookup::New(when) => Some((k, when)),
+            },
+            None => None,
+        };
+        let (mut writes, answer) = change()?;
+        if let Some((k, when)) = claim {
+            writes.extend(k.claim(storage, when, answer)?);
+        }
+        Ok(Step::Write(writes, answer))
+    })
 }
 
 fn entry(event: &str, at_ms: u64, channel: Option<&str>, recipient_hash: String, thread: Option<&str>) -> StoredEntry {
@@ -587,44 +608,62 @@ fn entry(event: &str, at_ms: u64, channel: Option<&str>, recipient_hash: String,
     }
 }
 
+/// The idempotency key of a gate call over its fields (never its time).
+fn keyed(
+    operation: &str,
+    key: Option<&str>,
+    request: serde_json::Value,
+    now_ms: u64,
+) -> Result<Option<Keyed>, PolicyError> {
+    Keyed::new(NAMESPACE, operation, key, &request, now_ms)
+}
+
 /// Records what happened to a checked message: a send opens the thread, a
-/// reply clears it, a failure only enters the ledger.
+/// reply clears it, a failure only enters the ledger. The thread, the line
+/// and the totals are one atomic batch.
 pub fn record_outcome(config: &GateConfig, ports: &Ports<'_>, report: &OutcomeReport) -> Result<(), PolicyError> {
     check_target(&report.channel, &report.recipient, report.thread.as_deref())?;
+    let delivery = match report.delivery {
+        Delivery::Sent => "sent",
+        Delivery::Reply => "reply",
+        Delivery::Failed => "failed",
+    };
+    let request = serde_json::json!({
+        "channel": report.channel, "recipient": report.recipient, "delivery": delivery, "thread": report.thread,
+    });
+    let keyed = keyed("outcome", report.idempotency_key.as_deref(), request, report.now_ms)?;
     let key = open_for_admin(config, ports.storage, report.now_ms)?;
     let recipient_hash = key.recipient(&report.recipient);
     let thread_key = thread_key(&report.channel, &recipient_hash, &key.thread(report.thread.as_deref()));
     let now = report.now_ms;
-    let event = match report.delivery {
-        Delivery::Sent => {
-            store::update_json::<ThreadRecord>(ports.storage, NAMESPACE, &thread_key, |t| {
-                let mut t = t.unwrap_or_default();
-                t.awaiting_reply = true;
-                t.last_send_ms = Some(match t.last_send_ms {
-                    Some(last) if crate::time::credible(last, now) => last.max(now),
-                    _ => now,
-                });
-                t.sends = t.sends.saturating_add(1);
-                Some(t)
-            })?;
-            "sent"
+    let storage = ports.storage;
+    let line = entry(delivery, now, Some(&report.channel), recipient_hash, report.thread.as_deref());
+    record(storage, line, keyed, || {
+        if report.delivery == Delivery::Failed {
+            return Ok((Vec::new(), true));
         }
-        Delivery::Reply => {
-            store::update_json::<ThreadRecord>(ports.storage, NAMESPACE, &thread_key, |t| {
-                let mut t = t.unwrap_or_default();
-                t.awaiting_reply = false;
-                t.replies = t.replies.saturating_add(1);
-                Some(t)
-            })?;
-            "reply"
+        let read = store::get_json::<ThreadRecord>(storage, NAMESPACE, &thread_key)?;
+        let when = store::unchanged(&read);
+        let mut t = read.map(|(t, _)| t).unwrap_or_default();
+        if report.delivery == Delivery::Sent {
+            t.awaiting_reply = true;
+            t.last_send_ms = Some(match t.last_send_ms {
+                Some(last) if crate::time::credible(last, now) => last.max(now),
+                _ => now,
+            });
+            t.sends = t.sends.saturating_add(1);
+        } else {
+            t.awaiting_reply = false;
+            t.replies = t.replies.saturating_add(1);
         }
-        Delivery::Failed => "failed",
-    };
-    record(ports.storage, entry(event, now, Some(&report.channel), recipient_hash, report.thread.as_deref()))
+        Ok((vec![store::json_write(NAMESPACE, &thread_key, &t, when)?], true))
+    })
+    .map(|_| ())
 }
 
 /// Records that a recipient agreed to be messaged on a channel, with their UTC
 /// offset (default: the owner's) and a note of how they agreed.
+#[allow(clippy::too_many_arguments)]
 pub fn consent(
     config: &GateConfig,
     ports: &Ports<'_>,
@@ -633,6 +672,7 @@ pub fn consent(
     offset: Option<&str>,
     how: Option<&str>,
     now_ms: u64,
+    idempotency_key: Option<&str>,
 ) -> Result<(), PolicyError> {
     check_target(channel, recipient, None)?;
     if let Some(o) = offset
@@ -649,23 +689,42 @@ pub fn consent(
             return Err(invalid(format!("how: must be 1 to {MAX_HOW_CHARS} characters, got {chars}")));
         }
     }
+    let request = serde_json::json!({"channel": channel, "recipient": recipient, "offset": offset, "how": how});
+    let keyed = keyed("consent", idempotency_key, request, now_ms)?;
     let key = open_for_admin(config, ports.storage, now_ms)?;
     let recipient_hash = key.recipient(recipient);
-    let record = ConsentRecord { at_ms: now_ms, offset: offset.map(Into::into), how: how.map(Into::into) };
-    store::put_json(ports.storage, NAMESPACE, &consent_key(channel, &recipient_hash), &record, Condition::Any)?;
-    self::record(ports.storage, entry("consent", now_ms, Some(channel), recipient_hash, None))
+    let consent = ConsentRecord { at_ms: now_ms, offset: offset.map(Into::into), how: how.map(Into::into) };
+    let write = store::json_write(NAMESPACE, &consent_key(channel, &recipient_hash), &consent, Condition::Any)?;
+    let line = entry("consent", now_ms, Some(channel), recipient_hash, None);
+    record(ports.storage, line, keyed, || Ok((vec![write.clone()], true))).map(|_| ())
 }
 
 /// Records an absolute opt-out of a recipient on every channel.
-pub fn opt_out(config: &GateConfig, ports: &Ports<'_>, recipient: &str, now_ms: u64) -> Result<(), PolicyError> {
+pub fn opt_out(
+    config: &GateConfig,
+    ports: &Ports<'_>,
+    recipient: &str,
+    now_ms: u64,
+    idempotency_key: Option<&str>,
+) -> Result<(), PolicyError> {
     check_recipient(recipient)?;
+    let keyed = keyed("optout", idempotency_key, serde_json::json!({"recipient": recipient}), now_ms)?;
     let key = open_for_admin(config, ports.storage, now_ms)?;
     let recipient_hash = key.recipient(recipient);
-    // The first opt-out's time is kept; a repeated one only adds a ledger line.
-    store::update_json::<OptOutRecord>(ports.storage, NAMESPACE, &opt_out_key(&recipient_hash), |o| {
-        Some(o.unwrap_or(OptOutRecord { at_ms: now_ms }))
-    })?;
-    record(ports.storage, entry("optout", now_ms, None, recipient_hash, None))
+    let record_key = opt_out_key(&recipient_hash);
+    let storage = ports.storage;
+    let line = entry("optout", now_ms, None, recipient_hash, None);
+    record(storage, line, keyed, || {
+        // The first opt-out's time is kept; a repeated one only adds a ledger line.
+        let writes = match store::get_json::<OptOutRecord>(storage, NAMESPACE, &record_key)? {
+            Some(_) => Vec::new(),
+            None => {
+                vec![store::json_write(NAMESPACE, &record_key, &OptOutRecord { at_ms: now_ms }, Condition::Absent)?]
+            }
+        };
+        Ok((writes, true))
+    })
+    .map(|_| ())
 }
 
 /// Takes a consent back; says whether there was one.
@@ -675,13 +734,20 @@ pub fn revoke(
     channel: &str,
     recipient: &str,
     now_ms: u64,
+    idempotency_key: Option<&str>,
 ) -> Result<bool, PolicyError> {
     check_target(channel, recipient, None)?;
+    let request = serde_json::json!({"channel": channel, "recipient": recipient});
+    let keyed = keyed("revoke", idempotency_key, request, now_ms)?;
     let key = open_for_admin(config, ports.storage, now_ms)?;
     let recipient_hash = key.recipient(recipient);
-    let removed = ports.storage.delete(NAMESPACE, &consent_key(channel, &recipient_hash), Condition::Any)?;
-    record(ports.storage, entry("revoke", now_ms, Some(channel), recipient_hash, None))?;
-    Ok(removed)
+    let record_key = consent_key(channel, &recipient_hash);
+    let storage = ports.storage;
+    let line = entry("revoke", now_ms, Some(channel), recipient_hash, None);
+    record(storage, line, keyed, || match storage.get(NAMESPACE, &record_key)? {
+        Some(current) => Ok((vec![Write::remove(NAMESPACE, &record_key, Condition::Version(current.version))], true)),
+        None => Ok((Vec::new(), false)),
+    })
 }
 
 /// Notes that a recipient replied, clearing the thread.
@@ -692,6 +758,7 @@ pub fn reply(
     recipient: &str,
     thread: Option<&str>,
     now_ms: u64,
+    idempotency_key: Option<&str>,
 ) -> Result<(), PolicyError> {
     let report = OutcomeReport {
         channel: channel.into(),
@@ -699,6 +766,7 @@ pub fn reply(
         delivery: Delivery::Reply,
         thread: thread.map(Into::into),
         now_ms,
+        idempotency_key: idempotency_key.map(Into::into),
     };
     record_outcome(config, ports, &report)
 }
@@ -711,6 +779,7 @@ pub fn set_variables(
     recipient: &str,
     variables: &[(String, String)],
     now_ms: u64,
+    idempotency_key: Option<&str>,
 ) -> Result<(), PolicyError> {
     check_target(channel, recipient, None)?;
     if variables.len() > MAX_VARIABLES {
@@ -735,11 +804,14 @@ pub fn set_variables(
             return Err(invalid(format!("variables[{i}]: `{name}` is given twice")));
         }
     }
+    let request = serde_json::json!({"channel": channel, "recipient": recipient, "variables": values});
+    let keyed = keyed("variables", idempotency_key, request, now_ms)?;
     let key = open_for_admin(config, ports.storage, now_ms)?;
     let recipient_hash = key.recipient(recipient);
-    let record = VariablesRecord { at_ms: now_ms, values };
-    store::put_json(ports.storage, NAMESPACE, &variables_key(channel, &recipient_hash), &record, Condition::Any)?;
-    self::record(ports.storage, entry("variables", now_ms, Some(channel), recipient_hash, None))
+    let vars = VariablesRecord { at_ms: now_ms, values };
+    let write = store::json_write(NAMESPACE, &variables_key(channel, &recipient_hash), &vars, Condition::Any)?;
+    let line = entry("variables", now_ms, Some(channel), recipient_hash, None);
+    record(ports.storage, line, keyed, || Ok((vec![write.clone()], true))).map(|_| ())
 }
 
 /// The newest ledger lines first, at most `limit` (1-50).

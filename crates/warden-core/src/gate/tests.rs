@@ -1,7 +1,7 @@
 use super::*;
 use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
 use crate::model::Identity;
-use crate::ports::{Entry, Http, Log};
+use crate::ports::{BatchError, Entry, Http, Log};
 use core::cell::{Cell, RefCell};
 use serde_json::{Value, json};
 
@@ -86,9 +86,11 @@ fn run_case(base: &Value, case: &Value) -> Option<(String, String, Option<String
         let now = when(op, "08:00");
         let thread = op.get("thread").and_then(Value::as_str);
         let done = match str_of(op, "op", "") {
-            "consent" => consent(&config, &ports, channel, to, op.get("offset").and_then(Value::as_str), None, now),
-            "optout" => opt_out(&config, &ports, to, now),
-            "revoke" => revoke(&config, &ports, channel, to, now).map(|_| ()),
+            "consent" => {
+                consent(&config, &ports, channel, to, op.get("offset").and_then(Value::as_str), None, now, None)
+            }
+            "optout" => opt_out(&config, &ports, to, now, None),
+            "revoke" => revoke(&config, &ports, channel, to, now, None).map(|_| ()),
             "variables" => {
                 let values: Vec<(String, String)> = op["values"]
                     .as_object()
@@ -96,7 +98,7 @@ fn run_case(base: &Value, case: &Value) -> Option<(String, String, Option<String
                     .iter()
                     .map(|(k, v)| (k.clone(), v.as_str().expect("value").to_string()))
                     .collect();
-                set_variables(&config, &ports, channel, to, &values, now)
+                set_variables(&config, &ports, channel, to, &values, now, None)
             }
             outcome => {
                 let delivery = match outcome {
@@ -111,6 +113,7 @@ fn run_case(base: &Value, case: &Value) -> Option<(String, String, Option<String
                     delivery,
                     thread: thread.map(Into::into),
                     now_ms: now,
+                    idempotency_key: None,
                 };
                 record_outcome(&config, &ports, &report)
             }
@@ -163,8 +166,9 @@ fn the_ledger_holds_no_clear_text_recipient_or_body() {
     let config = GateConfig { ledger_secret: Some(LedgerSecret(SECRET.into())), ..base_config() };
     let recipient = "ada.lovelace@example.test";
     let body = "Reminder: your appointment is tomorrow.";
-    consent(&config, &ports, "email", recipient, Some("+01:00"), Some("signup form"), at("09:00", 0)).expect("consent");
-    set_variables(&config, &ports, "email", recipient, &[("first".into(), "Ada".into())], at("09:01", 0))
+    consent(&config, &ports, "email", recipient, Some("+01:00"), Some("signup form"), at("09:00", 0), None)
+        .expect("consent");
+    set_variables(&config, &ports, "email", recipient, &[("first".into(), "Ada".into())], at("09:01", 0), None)
         .expect("vars");
     let v = check(&config, &ports, &message("email", recipient, body, Some("t-9"), at("12:00", 0))).expect("verdict");
     assert_eq!(v.rule, rules::ROUTINE);
@@ -174,9 +178,10 @@ fn the_ledger_holds_no_clear_text_recipient_or_body() {
         delivery: Delivery::Sent,
         thread: Some("t-9".into()),
         now_ms: at("12:01", 0),
+        idempotency_key: None,
     };
     record_outcome(&config, &ports, &report).expect("sent");
-    opt_out(&config, &ports, recipient, at("13:00", 0)).expect("optout");
+    opt_out(&config, &ports, recipient, at("13:00", 0), None).expect("optout");
     let dump = world.storage.dump();
     assert!(dump.len() >= 8, "{} records", dump.len());
     for (ns, key, value) in dump {
@@ -195,7 +200,7 @@ fn the_log_lists_decisions_with_their_rules_last_written_first_whatever_their_ti
     let world = World::new();
     let ports = world.ports();
     let config = base_config();
-    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
     let body = "Reminder: your appointment is tomorrow.";
     let checks = [("12:00", body), ("22:00", body), ("12:30", "free text")];
     for (time, text) in checks {
@@ -256,25 +261,37 @@ impl Storage for Interleaved<'_> {
     fn list(&self, ns: &str, prefix: &str, limit: u32, reverse: bool) -> Result<Vec<(String, Entry)>, StorageError> {
         self.inner.list(ns, prefix, limit, reverse)
     }
+
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
+        let n = self.before_write.get();
+        self.before_write.set(n.saturating_sub(1));
+        if n == 1
+            && let Some(other) = self.other.borrow_mut().take()
+        {
+            other();
+        }
+        self.inner.commit(writes)
+    }
 }
 
 #[test]
 fn two_hosts_recording_sends_to_one_thread_lose_no_record() {
-    // Host B's whole send lands between host A's read and each of A's writes in
-    // turn: the thread update, the ledger line (same millisecond) and the totals.
-    for nth_write in 1..=3 {
+    // Host B's whole send lands between host A's reads and A's one batch (the
+    // thread update, the ledger line in the same millisecond and the totals).
+    for nth_write in 1..=1 {
         let storage = MemoryStorage::default();
         let http = ScriptedHttp::unreachable();
         let log_port = VecLog::default();
         let config = base_config();
         let direct = Ports { http: &http as &dyn Http, storage: &storage, log: &log_port as &dyn Log };
-        consent(&config, &direct, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+        consent(&config, &direct, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
         let report = |t: &str| OutcomeReport {
             channel: "sms".into(),
             recipient: ALICE.into(),
             delivery: Delivery::Sent,
             thread: Some("t".into()),
             now_ms: at(t, 0),
+            idempotency_key: None,
         };
         let host_b = || record_outcome(&config, &direct, &report("09:00")).expect("host B");
         let racing = Interleaved {
@@ -318,8 +335,8 @@ fn a_changed_or_added_ledger_secret_fails_closed_instead_of_losing_opt_outs() {
     let world = World::new();
     let ports = world.ports();
     let keyed = GateConfig { ledger_secret: Some(LedgerSecret(SECRET.into())), ..base_config() };
-    consent(&keyed, &ports, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
-    opt_out(&keyed, &ports, ALICE, at("08:01", 0)).expect("optout");
+    consent(&keyed, &ports, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
+    opt_out(&keyed, &ports, ALICE, at("08:01", 0), None).expect("optout");
     let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", None, at("12:00", 0));
     assert_eq!(check(&keyed, &ports, &m).map(|v| v.rule), Some(rules::OPTED_OUT.to_string()));
     let other_secret = GateConfig { ledger_secret: Some(LedgerSecret("x".repeat(MIN_SECRET_CHARS))), ..base_config() };
@@ -328,13 +345,13 @@ fn a_changed_or_added_ledger_secret_fails_closed_instead_of_losing_opt_outs() {
         let v = check(config, &ports, &m).expect("verdict");
         assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, rules::LEDGER_KEY_MISMATCH));
         assert!(!v.reason.contains(SECRET));
-        let e = consent(config, &ports, "sms", "+15550111", None, None, at("12:00", 0)).expect_err("refused");
+        let e = consent(config, &ports, "sms", "+15550111", None, None, at("12:00", 0), None).expect_err("refused");
         assert!(matches!(&e, PolicyError::Other(m) if m.contains("ledger")), "{e:?}");
     }
     // An unkeyed ledger refuses a secret added later, too.
     let fresh = World::new();
     let p = fresh.ports();
-    consent(&no_secret, &p, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+    consent(&no_secret, &p, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
     assert_eq!(check(&keyed, &p, &m).map(|v| v.rule), Some(rules::LEDGER_KEY_MISMATCH.to_string()));
 }
 
@@ -361,7 +378,7 @@ fn unreadable_state_holds_messages_back_even_in_order_to_record_them() {
     let world = World::new();
     let ports = world.ports();
     let config = base_config();
-    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
     let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", None, at("12:00", 0));
     world.storage.fail_with(StorageError::Unavailable("disk gone".into()));
     let v = check(&config, &ports, &m).expect("verdict");
@@ -477,35 +494,43 @@ fn admin_calls_refuse_bad_input_without_echoing_recipients_and_change_nothing() 
     let long_value = vec![("name".to_string(), "x".repeat(MAX_VARIABLE_VALUE_CHARS + 1))];
     let cases: Vec<(Result<(), PolicyError>, &str)> = vec![
         (
-            consent(&config, &ports, "", ALICE, None, None, now),
+            consent(&config, &ports, "", ALICE, None, None, now, None),
             "channel: `` must be 1 to 64 visible ASCII characters without `/`",
         ),
-        (consent(&config, &ports, "s m s", ALICE, None, None, now), "channel: `s m s` must be 1 to 64"),
-        (consent(&config, &ports, "sms", " ", None, None, now), "recipient: must not be blank"),
+        (consent(&config, &ports, "s m s", ALICE, None, None, now, None), "channel: `s m s` must be 1 to 64"),
+        (consent(&config, &ports, "sms", " ", None, None, now, None), "recipient: must not be blank"),
         (
-            consent(&config, &ports, "sms", &long_recipient, None, None, now),
+            consent(&config, &ports, "sms", &long_recipient, None, None, now, None),
             "recipient: must be at most 512 characters, got 513",
         ),
-        (consent(&config, &ports, "sms", ALICE, Some("+5:30"), None, now), "offset: `+5:30` must be"),
+        (consent(&config, &ports, "sms", ALICE, Some("+5:30"), None, now, None), "offset: `+5:30` must be"),
         (
-            consent(&config, &ports, "sms", ALICE, None, Some(&"h".repeat(MAX_HOW_CHARS + 1)), now),
+            consent(&config, &ports, "sms", ALICE, None, Some(&"h".repeat(MAX_HOW_CHARS + 1)), now, None),
             "how: must be 1 to 256 characters, got 257",
         ),
-        (opt_out(&config, &ports, "", now), "recipient: must not be blank"),
-        (set_variables(&config, &ports, "sms", ALICE, &too_many, now), "variables: must be at most 64, got 65"),
+        (opt_out(&config, &ports, "", now, None), "recipient: must not be blank"),
+        (set_variables(&config, &ports, "sms", ALICE, &too_many, now, None), "variables: must be at most 64, got 65"),
         (
-            set_variables(&config, &ports, "sms", ALICE, &[("9x".into(), "v".into())], now),
+            set_variables(&config, &ports, "sms", ALICE, &[("9x".into(), "v".into())], now, None),
             "variables[0]: `9x` must be a letter",
         ),
         (
-            set_variables(&config, &ports, "sms", ALICE, &long_value, now),
+            set_variables(&config, &ports, "sms", ALICE, &long_value, now, None),
             "variables[0]: the value of `name` must be at most 512 characters, got 513",
         ),
         (
-            set_variables(&config, &ports, "sms", ALICE, &[("a".into(), "1".into()), ("a".into(), "2".into())], now),
+            set_variables(
+                &config,
+                &ports,
+                "sms",
+                ALICE,
+                &[("a".into(), "1".into()), ("a".into(), "2".into())],
+                now,
+                None,
+            ),
             "variables[1]: `a` is given twice",
         ),
-        (reply(&config, &ports, "sms", ALICE, Some(""), now), "thread: must be 1 to 256 characters"),
+        (reply(&config, &ports, "sms", ALICE, Some(""), now, None), "thread: must be 1 to 256 characters"),
     ];
     for (got, expected) in cases {
         match got {
@@ -519,7 +544,7 @@ fn admin_calls_refuse_bad_input_without_echoing_recipients_and_change_nothing() 
     assert!(world.storage.is_empty(), "nothing was written");
     let at_limit: Vec<(String, String)> =
         (0..MAX_VARIABLES).map(|i| (format!("v{i}"), "x".repeat(MAX_VARIABLE_VALUE_CHARS))).collect();
-    assert_eq!(set_variables(&config, &ports, "sms", ALICE, &at_limit, now), Ok(()));
+    assert_eq!(set_variables(&config, &ports, "sms", ALICE, &at_limit, now, None), Ok(()));
 }
 
 #[test]
@@ -529,9 +554,9 @@ fn a_disabled_gate_refuses_admin_calls_and_records_nothing() {
     let off = GateConfig::default();
     let now = at("08:00", 0);
     assert!(
-        matches!(consent(&off, &ports, "sms", ALICE, None, None, now), Err(PolicyError::Other(m)) if m.contains("not configured"))
+        matches!(consent(&off, &ports, "sms", ALICE, None, None, now, None), Err(PolicyError::Other(m)) if m.contains("not configured"))
     );
-    assert!(matches!(opt_out(&off, &ports, ALICE, now), Err(PolicyError::Other(_))));
+    assert!(matches!(opt_out(&off, &ports, ALICE, now, None), Err(PolicyError::Other(_))));
     assert!(matches!(log(&off, &ports, 5), Err(PolicyError::Other(_))));
     assert!(matches!(status(&off, &ports), Err(PolicyError::Other(_))));
     assert_eq!(check(&off, &ports, &message("sms", ALICE, "x", None, now)), None);
@@ -544,20 +569,21 @@ fn revoke_says_whether_there_was_a_consent_and_status_counts_what_is_stored() {
     let ports = world.ports();
     let config = base_config();
     let now = at("08:00", 0);
-    consent(&config, &ports, "sms", ALICE, None, None, now).expect("consent");
-    consent(&config, &ports, "email", ALICE, None, None, now).expect("consent");
-    opt_out(&config, &ports, "+15550111", now).expect("optout");
-    opt_out(&config, &ports, "+15550111", now + 1).expect("repeated optout");
+    consent(&config, &ports, "sms", ALICE, None, None, now, None).expect("consent");
+    consent(&config, &ports, "email", ALICE, None, None, now, None).expect("consent");
+    opt_out(&config, &ports, "+15550111", now, None).expect("optout");
+    opt_out(&config, &ports, "+15550111", now + 1, None).expect("repeated optout");
     let sent = OutcomeReport {
         channel: "sms".into(),
         recipient: ALICE.into(),
         delivery: Delivery::Sent,
         thread: None,
         now_ms: now,
+        idempotency_key: None,
     };
     record_outcome(&config, &ports, &sent).expect("sent");
-    assert_eq!(revoke(&config, &ports, "email", ALICE, now), Ok(true));
-    assert_eq!(revoke(&config, &ports, "email", ALICE, now), Ok(false));
+    assert_eq!(revoke(&config, &ports, "email", ALICE, now, None), Ok(true));
+    assert_eq!(revoke(&config, &ports, "email", ALICE, now, None), Ok(false));
     let s = status(&config, &ports).expect("status");
     assert_eq!((s.consents, s.opt_outs, s.open_threads, s.entries), (1, 1, 1, 7));
     let events: Vec<String> = log(&config, &ports, MAX_LOG_LIMIT).expect("log").into_iter().map(|l| l.event).collect();
@@ -593,13 +619,13 @@ fn name_and_list_limits_hold_at_their_bounds() {
     let config = base_config();
     let now = at("08:00", 0);
     let channel = "c".repeat(MAX_CHANNEL_CHARS);
-    assert_eq!(consent(&config, &ports, &channel, ALICE, None, None, now), Ok(()));
-    assert!(consent(&config, &ports, &format!("{channel}c"), ALICE, None, None, now).is_err());
+    assert_eq!(consent(&config, &ports, &channel, ALICE, None, None, now, None), Ok(()));
+    assert!(consent(&config, &ports, &format!("{channel}c"), ALICE, None, None, now, None).is_err());
     let recipient = "9".repeat(MAX_RECIPIENT_CHARS);
-    assert_eq!(consent(&config, &ports, "sms", &recipient, None, Some(&"h".repeat(MAX_HOW_CHARS)), now), Ok(()));
+    assert_eq!(consent(&config, &ports, "sms", &recipient, None, Some(&"h".repeat(MAX_HOW_CHARS)), now, None), Ok(()));
     let thread = "t".repeat(MAX_THREAD_CHARS);
-    assert_eq!(reply(&config, &ports, "sms", ALICE, Some(&thread), now), Ok(()));
-    assert!(reply(&config, &ports, "sms", ALICE, Some(&format!("{thread}t")), now).is_err());
+    assert_eq!(reply(&config, &ports, "sms", ALICE, Some(&thread), now, None), Ok(()));
+    assert!(reply(&config, &ports, "sms", ALICE, Some(&format!("{thread}t")), now, None).is_err());
     let keywords: Vec<String> = (0..MAX_STOP_KEYWORDS).map(|i| format!("STOP{i}")).collect();
     assert!(config_from(json!({"ownerOffset": "+00:00", "stopKeywords": keywords})).is_ok());
     let too_many: Vec<String> = (0..=MAX_STOP_KEYWORDS).map(|i| format!("STOP{i}")).collect();
@@ -657,6 +683,18 @@ impl Storage for Contended<'_> {
     fn list(&self, ns: &str, prefix: &str, limit: u32, reverse: bool) -> Result<Vec<(String, Entry)>, StorageError> {
         self.inner.list(ns, prefix, limit, reverse)
     }
+
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
+        let line =
+            writes.iter().position(|w| matches!(w, Write::Put { key, .. } if key.starts_with(ledger::LOG_PREFIX)));
+        if let Some(i) = line
+            && self.losses.get() > 0
+        {
+            self.losses.set(self.losses.get() - 1);
+            return Err(BatchError::Conflict(i));
+        }
+        self.inner.commit(writes)
+    }
 }
 
 #[test]
@@ -670,9 +708,208 @@ fn a_ledger_line_retries_up_to_the_attempt_limit_then_holds_the_message_back() {
         let http = ScriptedHttp::unreachable();
         let log_port = VecLog::default();
         let direct = Ports { http: &http, storage: &inner, log: &log_port };
-        consent(&config, &direct, "sms", ALICE, None, None, at("08:00", 0)).expect("consent");
+        consent(&config, &direct, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
         let contended = Contended { inner: &inner, losses: Cell::new(losses) };
         let ports = Ports { http: &http, storage: &contended, log: &log_port };
         assert_eq!(check(&config, &ports, &m).map(|v| v.rule), Some(rule.to_string()), "{losses} lost races");
     }
+}
+
+fn sent_with(key: Option<&str>, thread: &str, now_ms: u64) -> OutcomeReport {
+    OutcomeReport {
+        channel: "sms".into(),
+        recipient: ALICE.into(),
+        delivery: Delivery::Sent,
+        thread: Some(thread.into()),
+        now_ms,
+        idempotency_key: key.map(Into::into),
+    }
+}
+
+/// Every ledger line, the totals and the thread records, for comparing states.
+fn lines_and_totals(world: &World) -> (u64, u64, u64) {
+    let lines = world.storage.list(NAMESPACE, ledger::LOG_PREFIX, 100_000, false).expect("lines").len() as u64;
+    let totals = ledger::stats(&world.storage).expect("stats").entries;
+    let sends = world
+        .storage
+        .list(NAMESPACE, ledger::THREAD_PREFIX, 1000, false)
+        .expect("threads")
+        .iter()
+        .map(|(_, e)| serde_json::from_slice::<ThreadRecord>(&e.value).map(|t| t.sends).unwrap_or(0))
+        .sum();
+    (lines, totals, sends)
+}
+
+#[test]
+fn a_retried_outcome_with_the_same_idempotency_key_is_recorded_once() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    let now = at("09:00", 0);
+    record_outcome(&config, &ports, &sent_with(Some("send-1"), "t", now)).expect("first");
+    // The retry is stamped later, as a host that stamps on each attempt would.
+    record_outcome(&config, &ports, &sent_with(Some("send-1"), "t", now + 5_000)).expect("retry");
+    assert_eq!(lines_and_totals(&world), (1, 1, 1));
+    record_outcome(&config, &ports, &sent_with(Some("send-2"), "t", now)).expect("another send");
+    record_outcome(&config, &ports, &sent_with(None, "t", now)).expect("unkeyed");
+    record_outcome(&config, &ports, &sent_with(None, "t", now)).expect("unkeyed again");
+    assert_eq!(lines_and_totals(&world), (4, 4, 4));
+}
+
+#[test]
+fn an_idempotency_key_reused_for_a_different_request_is_refused_and_writes_nothing() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    let now = at("09:00", 0);
+    record_outcome(&config, &ports, &sent_with(Some("k"), "t", now)).expect("first");
+    let before = world.storage.dump();
+    let other_thread = record_outcome(&config, &ports, &sent_with(Some("k"), "u", now));
+    assert!(
+        matches!(&other_thread, Err(PolicyError::InvalidInput(m)) if m.starts_with("idempotencyKey: was already used for a different request")),
+        "{other_thread:?}"
+    );
+    assert_eq!(world.storage.dump(), before);
+    // One key may name one request of each operation.
+    consent(&config, &ports, "sms", ALICE, None, None, now, Some("k")).expect("a consent under the same key");
+    consent(&config, &ports, "sms", ALICE, None, None, now, Some("k")).expect("its retry");
+    assert_eq!(status(&config, &ports).map(|s| (s.consents, s.entries)), Ok((1, 2)));
+}
+
+#[test]
+fn every_gate_admin_call_records_once_per_idempotency_key() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    let now = at("09:00", 0);
+    let vars = [("first".to_string(), "Ada".to_string())];
+    for attempt in 0..3 {
+        let t = now + attempt;
+        consent(&config, &ports, "sms", ALICE, Some("+01:00"), Some("form"), t, Some("c")).expect("consent");
+        set_variables(&config, &ports, "sms", ALICE, &vars, t, Some("v")).expect("variables");
+        reply(&config, &ports, "sms", ALICE, Some("t"), t, Some("r")).expect("reply");
+        opt_out(&config, &ports, "+15550111", t, Some("o")).expect("optout");
+    }
+    // A revocation answers as the first did, though the consent is gone by the retry.
+    assert_eq!(revoke(&config, &ports, "sms", ALICE, now, Some("x")), Ok(true));
+    assert_eq!(revoke(&config, &ports, "sms", ALICE, now, Some("x")), Ok(true));
+    assert_eq!(revoke(&config, &ports, "sms", ALICE, now, Some("y")), Ok(false));
+    let lines = log(&config, &ports, MAX_LOG_LIMIT).expect("log");
+    let events: Vec<&str> = lines.iter().rev().map(|l| l.event.as_str()).collect();
+    assert_eq!(events, ["consent", "variables", "reply", "optout", "revoke", "revoke"]);
+    assert_eq!(status(&config, &ports).map(|s| (s.consents, s.opt_outs, s.entries)), Ok((0, 1, 6)));
+}
+
+#[test]
+fn idempotency_keys_are_checked_at_and_past_their_bound_and_by_alphabet() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    let now = at("09:00", 0);
+    let longest = "k".repeat(crate::idempotency::MAX_KEY_CHARS);
+    assert_eq!(opt_out(&config, &ports, ALICE, now, Some(&longest)), Ok(()));
+    assert_eq!(opt_out(&config, &ports, ALICE, now, Some("a.b_c:d-9")), Ok(()));
+    let writes = world.storage.writes();
+    for bad in [format!("{longest}k"), String::new(), "a b".into(), "ключ".into(), "a/b".into(), "a\nb".into()] {
+        let e = opt_out(&config, &ports, ALICE, now, Some(&bad));
+        assert!(
+            matches!(&e, Err(PolicyError::InvalidInput(m)) if m.starts_with("idempotencyKey: `") && m.contains("must be 1 to 128 characters")),
+            "{bad:?}: {e:?}"
+        );
+    }
+    assert_eq!(world.storage.writes(), writes, "refused keys wrote nothing");
+}
+
+#[test]
+fn an_idempotency_key_expires_after_its_retention_and_old_keys_are_pruned() {
+    use crate::idempotency::{BY_TIME_PREFIX, MAX_PRUNED, PREFIX, RETENTION_MS};
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    let t0 = at("09:00", 0);
+    let keys = |w: &World| w.storage.list(NAMESPACE, PREFIX, 10_000, false).expect("keys").len();
+    for i in 0..20 {
+        record_outcome(&config, &ports, &sent_with(Some(&format!("k{i}")), "t", t0 + i)).expect("send");
+    }
+    assert_eq!(keys(&world), 20);
+    // Just inside the retention the key still holds; at it, the key is new again.
+    record_outcome(&config, &ports, &sent_with(Some("k0"), "t", t0 + RETENTION_MS - 1)).expect("retry");
+    assert_eq!(lines_and_totals(&world).0, 20);
+    record_outcome(&config, &ports, &sent_with(Some("k0"), "t", t0 + RETENTION_MS)).expect("expired");
+    assert_eq!(lines_and_totals(&world).0, 21);
+    // Each keyed write after the retention removes at most MAX_PRUNED expired keys.
+    let later = t0 + 2 * RETENTION_MS;
+    record_outcome(&config, &ports, &sent_with(Some("fresh-1"), "t", later)).expect("fresh");
+    assert_eq!(keys(&world), 20 + 1 - MAX_PRUNED as usize);
+    for i in 2..6 {
+        record_outcome(&config, &ports, &sent_with(Some(&format!("fresh-{i}")), "t", later)).expect("fresh");
+    }
+    assert_eq!(keys(&world), 5, "only the fresh keys are left");
+    let index = world.storage.list(NAMESPACE, BY_TIME_PREFIX, 10_000, false).expect("index").len();
+    assert_eq!(index, 5);
+}
+
+#[test]
+fn a_failed_commit_leaves_no_line_no_total_and_no_thread_change() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
+    let before = world.storage.dump();
+    world.storage.fail_commits_with(StorageError::Unavailable("disk full".into()));
+    let e = record_outcome(&config, &ports, &sent_with(Some("k"), "t", at("09:00", 0)));
+    assert!(matches!(&e, Err(PolicyError::Storage(m)) if m.contains("disk full")), "{e:?}");
+    let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", None, at("12:00", 0));
+    let v = check(&config, &ports, &m).expect("verdict");
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, rules::STORAGE_UNAVAILABLE));
+    assert_eq!(world.storage.dump(), before, "nothing of either batch is visible");
+    // Once the storage heals, the retry with the same key records exactly once.
+    world.storage.heal();
+    record_outcome(&config, &ports, &sent_with(Some("k"), "t", at("09:01", 0))).expect("retry");
+    record_outcome(&config, &ports, &sent_with(Some("k"), "t", at("09:02", 0))).expect("retry again");
+    assert_eq!(lines_and_totals(&world), (2, 2, 1));
+}
+
+#[test]
+fn a_conflict_storm_fails_closed_after_the_attempt_limit_and_writes_nothing() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
+    let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", None, at("12:00", 0));
+    let before = world.storage.dump();
+    world.storage.lose_commits(ledger::MAX_APPEND_ATTEMPTS);
+    let v = check(&config, &ports, &m).expect("verdict");
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, rules::STORAGE_UNAVAILABLE));
+    world.storage.lose_commits(ledger::MAX_APPEND_ATTEMPTS);
+    let e = record_outcome(&config, &ports, &sent_with(None, "t", at("12:00", 0)));
+    assert!(matches!(&e, Err(PolicyError::Storage(_))), "{e:?}");
+    assert_eq!(world.storage.dump(), before);
+    // One lost race fewer than the limit still records, once.
+    world.storage.lose_commits(ledger::MAX_APPEND_ATTEMPTS - 1);
+    let v = check(&config, &ports, &m).expect("verdict");
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, rules::ROUTINE));
+    assert_eq!(lines_and_totals(&world), (2, 2, 0));
+}
+
+#[test]
+fn the_totals_equal_the_lines_after_interleaved_writers() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
+    let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", Some("t"), at("12:00", 0));
+    for i in 0..30 {
+        // Every third batch loses a race first, as under load.
+        if i % 3 == 0 {
+            world.storage.lose_commits(1);
+        }
+        assert!(check(&config, &ports, &m).is_some());
+        record_outcome(&config, &ports, &sent_with(None, "t", at("12:00", 0))).expect("sent");
+    }
+    let (lines, totals, sends) = lines_and_totals(&world);
+    assert_eq!((lines, totals, sends), (61, 61, 30));
+    let s = status(&config, &ports).expect("status");
+    let decided: u64 = s.decisions.iter().map(|(_, n)| n).sum();
+    assert_eq!(decided, 30);
 }

@@ -89,7 +89,15 @@ fn decided(v: &Verdict) -> (Decision, &str) {
 }
 
 fn approve(config: &Config, ports: &Ports<'_>, key: &str, allow: bool, scope: Scope) -> Result<(), PolicyError> {
-    let a = Approval { key: key.into(), allow, scope, session_id: Some("s1".into()), call_id: None, now_ms: NOON };
+    let a = Approval {
+        key: key.into(),
+        allow,
+        scope,
+        session_id: Some("s1".into()),
+        call_id: None,
+        now_ms: NOON,
+        idempotency_key: None,
+    };
     record_approval(config, ports, &a)
 }
 
@@ -118,7 +126,7 @@ fn an_aws_key_is_denied_before_any_classifier_call_whatever_the_classifier_and_r
         let config = config(Some(gate), Some(dlp));
         let world = World::new(classifier("allow"));
         let ports = world.ports();
-        gate::consent(&config.gate, &ports, "sms", ALICE, None, None, NOON).expect("consent");
+        gate::consent(&config.gate, &ports, "sms", ALICE, None, None, NOON, None).expect("consent");
         let key = fake_aws_key(7);
         assert!(!key.contains("XXXX") && !key.contains("EXAMPLE"));
         let v = check(&config, &ports, &message(ALICE, &format!("the deploy key is {key}")));
@@ -201,13 +209,13 @@ fn a_gate_ask_can_be_approved_but_an_opt_out_still_blocks_the_approved_message()
     let config = config(Some(gate_section()), None);
     let world = World::new(ScriptedHttp::unreachable());
     let ports = world.ports();
-    gate::consent(&config.gate, &ports, "sms", ALICE, None, None, NOON).expect("consent");
+    gate::consent(&config.gate, &ports, "sms", ALICE, None, None, NOON, None).expect("consent");
     let m = message(ALICE, "Are you free for lunch?");
     let asked = check(&config, &ports, &m);
     assert_eq!(decided(&asked), (Decision::Ask, gate::rules::NO_TEMPLATE));
     approve(&config, &ports, &asked.approval_key.expect("key"), true, Scope::Always).expect("approve");
     assert_eq!(decided(&check(&config, &ports, &m)), (Decision::Allow, rules::APPROVED));
-    gate::opt_out(&config.gate, &ports, ALICE, NOON).expect("optout");
+    gate::opt_out(&config.gate, &ports, ALICE, NOON, None).expect("optout");
     assert_eq!(decided(&check(&config, &ports, &m)), (Decision::Deny, gate::rules::OPTED_OUT));
     assert_eq!(world.requests(), 0);
 }
@@ -217,7 +225,7 @@ fn an_approval_never_lifts_quiet_hours() {
     let config = config(Some(gate_section()), None);
     let world = World::new(ScriptedHttp::unreachable());
     let ports = world.ports();
-    gate::consent(&config.gate, &ports, "sms", ALICE, None, None, NOON).expect("consent");
+    gate::consent(&config.gate, &ports, "sms", ALICE, None, None, NOON, None).expect("consent");
     let m = message(ALICE, "Are you free for lunch?");
     let key = check(&config, &ports, &m).approval_key.expect("key");
     approve(&config, &ports, &key, true, Scope::Always).expect("approve");
@@ -282,7 +290,7 @@ fn deny_beats_ask_beats_allow_across_the_gate_and_the_classifier() {
     for (body, decision, expected) in cases {
         let world = World::new(classifier(decision));
         let ports = world.ports();
-        gate::consent(&config.gate, &ports, "sms", ALICE, None, None, NOON).expect("consent");
+        gate::consent(&config.gate, &ports, "sms", ALICE, None, None, NOON, None).expect("consent");
         let v = check(&config, &ports, &message(ALICE, body));
         assert_eq!(decided(&v), *expected, "{body} / {decision}");
         assert_eq!(v.approval_key.is_some(), expected.0 == Decision::Ask);
@@ -370,6 +378,7 @@ fn approvals_need_a_key_that_a_check_handed_out() {
         session_id: None,
         call_id: None,
         now_ms: NOON,
+        idempotency_key: None,
     };
     let e = record_approval(&config, &ports, &no_session).expect_err("needs a session");
     assert!(matches!(&e, PolicyError::InvalidInput(m) if m.starts_with("sessionId:")), "{e:?}");
@@ -383,7 +392,7 @@ fn no_stored_value_holds_a_recipient_or_a_body_in_clear() {
     let ports = world.ports();
     let recipient = "grace.hopper@example.test";
     let body = "Quarterly budget draft: travel 12k, hardware 30k";
-    gate::consent(&config.gate, &ports, "sms", recipient, Some("-05:00"), Some("asked in person"), NOON)
+    gate::consent(&config.gate, &ports, "sms", recipient, Some("-05:00"), Some("asked in person"), NOON, None)
         .expect("consent");
     let mut m = message(recipient, body);
     m.now_ms = NOON + 2 * 3_600_000;
@@ -397,6 +406,7 @@ fn no_stored_value_holds_a_recipient_or_a_body_in_clear() {
         delivery: crate::model::Delivery::Sent,
         thread: None,
         now_ms: m.now_ms,
+        idempotency_key: None,
     };
     gate::record_outcome(&config.gate, &ports, &report).expect("sent");
     crate::counters::bump(&ports, "outbound.allow.outbound.approved");
@@ -427,6 +437,7 @@ fn a_session_answer_names_a_session_of_bounded_length() {
         session_id: Some(session),
         call_id: None,
         now_ms: NOON,
+        idempotency_key: None,
     };
     assert!(record_approval(&config, &ports, &answer("s".repeat(MAX_SESSION_CHARS + 1))).is_err());
     assert_eq!(record_approval(&config, &ports, &answer("s".repeat(MAX_SESSION_CHARS))), Ok(()));

@@ -20,6 +20,7 @@
 //! answer that cannot be read or consumed refuses the call.
 
 use crate::digest::{canonical_json, sha256_hex};
+use crate::idempotency::{self, Keyed};
 use crate::model::{Approval, PolicyError, Scope};
 use crate::ports::{Condition, Storage, StorageError};
 use crate::prelude::*;
@@ -279,17 +280,24 @@ pub fn record(storage: &dyn Storage, secret: &[u8], version: &str, approval: &Ap
         ));
     }
     let key = stored_key(approval.scope, fields.fp, &session, &call);
-    store::update_json::<Record>(storage, NAMESPACE, &key, |current| {
-        let mut record = current.filter(|r| r.version == version).unwrap_or_default();
+    let request = serde_json::json!({
+        "key": approval.key, "allow": approval.allow, "scope": approval.scope.as_str(),
+        "sessionId": approval.session_id, "callId": approval.call_id,
+    });
+    let keyed = Keyed::new(NAMESPACE, "approval", approval.idempotency_key.as_deref(), &request, approval.now_ms)?;
+    // The answer and the claim of its idempotency key are one batch.
+    idempotency::commit_once(storage, keyed.as_ref(), || {
+        let read = store::get_json::<Record>(storage, NAMESPACE, &key)?;
+        let when = store::unchanged(&read);
+        let mut record = read.map(|(r, _)| r).filter(|r| r.version == version).unwrap_or_default();
         record.version = version.to_string();
         if approval.allow {
             record.allowed_at = Some(approval.now_ms);
         } else {
             record.denied_at = Some(approval.now_ms);
         }
-        Some(record)
-    })?;
-    Ok(())
+        Ok(vec![store::json_write(NAMESPACE, &key, &record, when)?])
+    })
 }
 
 fn decode_hex(text: &str) -> Option<Vec<u8>> {

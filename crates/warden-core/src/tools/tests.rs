@@ -83,6 +83,7 @@ fn approve(w: &Warden, env: &Env, v: &Verdict, allow: bool, scope: Scope) -> Res
         session_id: Some("s1".into()),
         call_id: None,
         now_ms: T0,
+        idempotency_key: None,
     };
     w.record_approval(&env.ports(), &approval)
 }
@@ -226,6 +227,7 @@ fn a_once_answer_is_used_up_and_bound_to_its_call_id() {
         session_id: Some("s1".into()),
         call_id: Some("call-7".into()),
         now_ms: T0,
+        idempotency_key: None,
     };
     assert_eq!(w.record_approval(&env.ports(), &approval), Ok(()));
     let mut other = c.clone();
@@ -253,7 +255,15 @@ fn approvals_with_bad_keys_or_missing_ids_change_nothing() {
     outside.session_id = None;
     let asked = w.check_tool_call(&env.ports(), &outside);
     let key = asked.approval_key.clone().unwrap_or_default();
-    let base = Approval { key, allow: true, scope: Scope::Session, session_id: None, call_id: None, now_ms: T0 };
+    let base = Approval {
+        key,
+        allow: true,
+        scope: Scope::Session,
+        session_id: None,
+        call_id: None,
+        now_ms: T0,
+        idempotency_key: None,
+    };
     let cases: &[(Approval, &str)] = &[
         (base.clone(), "sessionId"),
         (Approval { session_id: Some(" ".into()), ..base.clone() }, "sessionId"),
@@ -572,7 +582,7 @@ fn once_ask(w: &Warden, env: &Env) -> (ToolCall, Verdict) {
 }
 
 fn answer(key: &str, scope: Scope) -> Approval {
-    Approval { key: key.into(), allow: true, scope, session_id: None, call_id: None, now_ms: T0 }
+    Approval { key: key.into(), allow: true, scope, session_id: None, call_id: None, now_ms: T0, idempotency_key: None }
 }
 
 fn refused_with(w: &Warden, env: &Env, approval: &Approval, field: &str) {
@@ -911,4 +921,36 @@ fn self_protection_is_widened_only_by_naming_a_rule_in_self_protection_allow() {
         "must be a list",
     );
     refused(json!({"tools": {"selfProtection": {"off": true}}}), "tools.selfProtection.off", "");
+#[test]
+fn a_retried_once_approval_with_the_same_idempotency_key_grants_one_call() {
+    let env = Env::new();
+    let w = warden(json!({}));
+    let c = bash("rm -rf \"$TARGET\"");
+    let asked = w.check_tool_call(&env.ports(), &c);
+    assert_eq!(decided(&asked), (Decision::Ask, rules::EXEC_RECURSIVE_DELETE_DYNAMIC));
+    let approval = Approval {
+        key: asked.approval_key.clone().unwrap_or_default(),
+        allow: true,
+        scope: Scope::Once,
+        session_id: Some("s1".into()),
+        call_id: None,
+        now_ms: T0,
+        idempotency_key: Some("answer-1".into()),
+    };
+    assert_eq!(w.record_approval(&env.ports(), &approval), Ok(()));
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &c)), (Decision::Allow, rules::MEMORY_ALLOW));
+    // The host lost the reply and sends the answer again: it is not a second approval.
+    let retry = Approval { now_ms: T0 + 1000, ..approval.clone() };
+    assert_eq!(w.record_approval(&env.ports(), &retry), Ok(()));
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &c)), (Decision::Ask, rules::EXEC_RECURSIVE_DELETE_DYNAMIC));
+    // The same key for another answer is refused.
+    let widened = Approval { allow: false, ..approval.clone() };
+    assert!(matches!(
+        w.record_approval(&env.ports(), &widened),
+        Err(PolicyError::InvalidInput(m)) if m.starts_with("idempotencyKey: was already used")
+    ));
+    // Without a key, each answer records: two answers, two calls.
+    let unkeyed = Approval { idempotency_key: None, ..approval };
+    assert_eq!(w.record_approval(&env.ports(), &unkeyed), Ok(()));
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &c)), (Decision::Allow, rules::MEMORY_ALLOW));
 }

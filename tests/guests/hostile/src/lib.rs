@@ -1,6 +1,8 @@
 //! A guest that misbehaves on request, so tests can prove the host survives
 //! it: `check-tool-call` with tool name `spin` loops forever, `hoard`
-//! allocates until the memory cap stops it, `crash` traps; any other tool is
+//! allocates until the memory cap stops it, `crash` traps, `torn-batch`
+//! commits a batch whose last condition fails and traps, `batch-then-crash`
+//! commits a batch and traps; any other tool is
 //! allowed with rule `hostile.ok`. `check-turn` spins, `check-outbound` traps.
 
 #![no_std]
@@ -17,6 +19,7 @@ use exports::warden::guard::policy::{
     Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, OutboundMessage,
     OutcomeReport, PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
+use warden::guard::storage;
 use warden::guard::types::{Decision, PolicyError, Risk, Verdict};
 
 wit_bindgen::generate!({ world: "guard", path: "../../../wit" });
@@ -41,6 +44,16 @@ fn crash() -> ! {
     core::arch::wasm32::unreachable()
 }
 
+/// A write of `hostile/<key>` that holds only where the key is absent.
+fn put(key: &str) -> storage::Write {
+    storage::Write::Put(storage::PutWrite {
+        namespace: String::from("hostile"),
+        key: String::from(key),
+        value: Vec::from(&b"1"[..]),
+        when: storage::Condition::Absent,
+    })
+}
+
 fn hostile() -> PolicyError {
     PolicyError::Other(String::from("hostile guest"))
 }
@@ -59,6 +72,15 @@ impl PolicyGuest for Hostile {
             "spin" => spin(),
             "hoard" => hoard(),
             "crash" => crash(),
+            "torn-batch" => {
+                // The third write's condition fails, so the batch writes nothing; then the guest dies.
+                let _ = storage::commit(&[put("x"), put("y"), put("x")]);
+                crash()
+            }
+            "batch-then-crash" => {
+                let _ = storage::commit(&[put("x"), put("y")]);
+                crash()
+            }
             _ => Verdict {
                 decision: Decision::Allow,
                 rule: String::from("hostile.ok"),
@@ -101,19 +123,32 @@ impl PolicyGuest for Hostile {
 }
 
 impl GateGuest for Hostile {
-    fn consent(_: String, _: String, _: Option<String>, _: Option<String>, _: u64) -> Result<(), PolicyError> {
+    fn consent(
+        _: String,
+        _: String,
+        _: Option<String>,
+        _: Option<String>,
+        _: u64,
+        _: Option<String>,
+    ) -> Result<(), PolicyError> {
         Err(hostile())
     }
-    fn opt_out(_: String, _: u64) -> Result<(), PolicyError> {
+    fn opt_out(_: String, _: u64, _: Option<String>) -> Result<(), PolicyError> {
         Err(hostile())
     }
-    fn revoke(_: String, _: String, _: u64) -> Result<bool, PolicyError> {
+    fn revoke(_: String, _: String, _: u64, _: Option<String>) -> Result<bool, PolicyError> {
         Err(hostile())
     }
-    fn reply(_: String, _: String, _: Option<String>, _: u64) -> Result<(), PolicyError> {
+    fn reply(_: String, _: String, _: Option<String>, _: u64, _: Option<String>) -> Result<(), PolicyError> {
         Err(hostile())
     }
-    fn set_variables(_: String, _: String, _: Vec<(String, String)>, _: u64) -> Result<(), PolicyError> {
+    fn set_variables(
+        _: String,
+        _: String,
+        _: Vec<(String, String)>,
+        _: u64,
+        _: Option<String>,
+    ) -> Result<(), PolicyError> {
         Err(hostile())
     }
     fn log(_: u32) -> Result<Vec<LedgerEntry>, PolicyError> {
