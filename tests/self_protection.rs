@@ -221,6 +221,7 @@ fn forged_scope_letter_is_refused_through_the_component() {
         session_id: None,
         call_id: None,
         now_ms: T0,
+        idempotency_key: None,
     };
     use warden_host::bindings::warden::guard::types::ApprovalScope;
     for (what, altered) in alterations(&key) {

@@ -125,7 +125,7 @@ fn message(now_ms: u64) -> OutboundMessage {
 
 fn outcome(world: &World, delivery: Delivery, now_ms: u64) {
     let report =
-        OutcomeReport { channel: "sms".into(), recipient: ALICE.into(), delivery, thread: Some("t1".into()), now_ms };
+        OutcomeReport { channel: "sms".into(), recipient: ALICE.into(), delivery, thread: Some("t1".into()), now_ms, idempotency_key: None };
     assert_eq!(gate::record_outcome(&gate_config(), &world.ports(), &report), Ok(()));
 }
 
@@ -136,7 +136,7 @@ fn gate_check(world: &World, now_ms: u64) -> Option<(Decision, String)> {
 /// A world with consent and one answered send to Alice's thread `t1` at `sent_ms`.
 fn sent_at(sent_ms: u64) -> World {
     let world = World::new();
-    assert_eq!(gate::consent(&gate_config(), &world.ports(), "sms", ALICE, None, None, NOON - 60_000), Ok(()));
+    assert_eq!(gate::consent(&gate_config(), &world.ports(), "sms", ALICE, None, None, NOON - 60_000, None), Ok(()));
     outcome(&world, Delivery::Sent, sent_ms);
     outcome(&world, Delivery::Reply, NOON);
     world
@@ -168,7 +168,7 @@ fn a_send_dated_past_the_skew_does_not_ask_min_gap_and_the_next_real_send_replac
 fn an_unanswered_thread_asks_until_a_reply_whatever_its_send_was_dated() {
     // The thread's state is not a time: a reply clears it, so a far send cannot hold it.
     let world = World::new();
-    assert_eq!(gate::consent(&gate_config(), &world.ports(), "sms", ALICE, None, None, NOON), Ok(()));
+    assert_eq!(gate::consent(&gate_config(), &world.ports(), "sms", ALICE, None, None, NOON, None), Ok(()));
     outcome(&world, Delivery::Sent, MICROS);
     assert_eq!(gate_check(&world, NOON), Some((Decision::Ask, gate::rules::UNANSWERED_THREAD.to_string())));
     outcome(&world, Delivery::Reply, NOON + 1);
@@ -179,11 +179,11 @@ fn an_unanswered_thread_asks_until_a_reply_whatever_its_send_was_dated() {
 fn ledger_lines_dated_far_ahead_do_not_push_newer_lines_out_of_the_log() {
     let world = World::new();
     let config = gate_config();
-    assert_eq!(gate::consent(&config, &world.ports(), "sms", ALICE, None, None, NOON), Ok(()));
+    assert_eq!(gate::consent(&config, &world.ports(), "sms", ALICE, None, None, NOON, None), Ok(()));
     for i in 0..u64::from(gate::MAX_LOG_LIMIT) {
-        assert_eq!(gate::opt_out(&config, &world.ports(), "+15550199", MICROS + i), Ok(()));
+        assert_eq!(gate::opt_out(&config, &world.ports(), "+15550199", MICROS + i, None), Ok(()));
     }
-    assert_eq!(gate::revoke(&config, &world.ports(), "sms", ALICE, NOON + 1), Ok(true));
+    assert_eq!(gate::revoke(&config, &world.ports(), "sms", ALICE, NOON + 1, None), Ok(true));
     let newest = gate::log(&config, &world.ports(), 1).unwrap_or_default();
     assert_eq!(newest.iter().map(|e| (e.event.as_str(), e.at_ms)).collect::<Vec<_>>(), [("revoke", NOON + 1)]);
     let all = gate::log(&config, &world.ports(), gate::MAX_LOG_LIMIT).unwrap_or_default();
@@ -198,7 +198,7 @@ fn ledger_lines_of_the_older_layout_follow_every_numbered_line() {
     let legacy = json!({"atMs": NOON - 5, "event": "consent", "channel": "sms", "recipientHash": "00"});
     let key = format!("{}{:020}-{:06}", gate::ledger::LEGACY_LOG_PREFIX, NOON - 5, 0);
     world.storage.set(gate::ledger::NAMESPACE, &key, legacy.to_string().as_bytes(), Condition::Any).expect("seed");
-    assert_eq!(gate::opt_out(&config, &world.ports(), ALICE, NOON), Ok(()));
+    assert_eq!(gate::opt_out(&config, &world.ports(), ALICE, NOON, None), Ok(()));
     let log = gate::log(&config, &world.ports(), 5).unwrap_or_default();
     let seen: Vec<(&str, u64)> = log.iter().map(|e| (e.event.as_str(), e.at_ms)).collect();
     assert_eq!(seen, [("optout", NOON), ("consent", NOON - 5)]);

@@ -921,6 +921,8 @@ fn self_protection_is_widened_only_by_naming_a_rule_in_self_protection_allow() {
         "must be a list",
     );
     refused(json!({"tools": {"selfProtection": {"off": true}}}), "tools.selfProtection.off", "");
+}
+
 #[test]
 fn a_retried_once_approval_with_the_same_idempotency_key_grants_one_call() {
     let env = Env::new();
