@@ -59,8 +59,8 @@ const TABLE_THREADS: usize = 4;
 fn table_case(config: &str, default_cwd: Option<&str>, i: usize, case: &Value) -> Result<(), String> {
     let db = TempDb::new();
     let rt = runtime(config, db.open());
+    // A session that holds no pin, as hosts send; pinning refuses gated calls without one.
     let mut c = tool_call(case["tool"].as_str().expect("tool"), case["args"].clone(), SESSION, T0);
-    c.session_id = None;
     c.cwd = case["cwd"].as_str().or(default_cwd).map(str::to_string);
     c.derived_paths = case["derivedPaths"]
         .as_array()

@@ -188,7 +188,7 @@ fn dlp_config(mode: Mode, rules: OperatorRules) -> DlpConfig {
 }
 
 pub(crate) fn completion(content: &str) -> HttpResponse {
-    let body = json!({"model": MODEL, "choices": [{"message": {"role": "assistant", "content": content}}]});
+    let body = json!({"model": MODEL, "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
     HttpResponse { status: 200, headers: Vec::new(), body: serde_json::to_vec(&body).expect("json") }
 }
 

@@ -34,7 +34,7 @@ fn classifier_section(rules: Option<&str>) -> Value {
 
 fn answer(decision: &str, policy_version: &str) -> Result<HttpResponse, HttpError> {
     let content = json!({"decision": decision, "category": "routine", "reason": "checked", "model": MODEL, "policyVersion": policy_version}).to_string();
-    let body = json!({"model": MODEL, "choices": [{"message": {"role": "assistant", "content": content}}]});
+    let body = json!({"model": MODEL, "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
     Ok(HttpResponse { status: 200, headers: Vec::new(), body: serde_json::to_vec(&body).expect("json") })
 }
 
