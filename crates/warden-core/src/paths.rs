@@ -400,12 +400,20 @@ impl serde::Serialize for Glob {
 
 #[cfg(feature = "schema")]
 impl schemars::JsonSchema for Glob {
+    fn inline_schema() -> bool {
+        true
+    }
+
     fn schema_name() -> alloc::borrow::Cow<'static, str> {
         "Glob".into()
     }
 
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        String::json_schema(generator)
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": crate::tools::config::MAX_GLOB_CHARS,
+        })
     }
 }
 
