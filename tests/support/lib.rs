@@ -184,3 +184,51 @@ pub fn cli(args: &[&str], stdin: &str) -> CliOutput {
         stderr: String::from_utf8_lossy(&err).into_owned(),
     }
 }
+
+/// The `warden` binary as a user runs it, built (or found up to date) once
+/// per test process next to the test executables (`target/<profile>/warden`).
+pub fn warden_binary() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("the test's own path");
+            let dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>").to_path_buf();
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut build = std::process::Command::new(cargo);
+            build.args(["build", "--quiet", "--package", "warden-host", "--bin", "warden"]);
+            if dir.file_name().is_some_and(|n| n == "release") {
+                build.arg("--release");
+            }
+            build.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+            let status = build.status().expect("cargo runs");
+            assert!(status.success(), "building the warden binary failed");
+            let bin = dir.join(if cfg!(windows) { "warden.exe" } else { "warden" });
+            assert!(bin.is_file(), "no warden binary at {}", bin.display());
+            bin
+        })
+        .clone()
+}
+
+/// Runs the `warden` binary as a subprocess with `args` and `stdin`, on the
+/// shared compile cache.
+pub fn warden_process(args: &[&str], stdin: &str) -> CliOutput {
+    use std::io::Write;
+    let mut child = std::process::Command::new(warden_binary())
+        .args(args)
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("warden starts");
+    if let Some(mut input) = child.stdin.take() {
+        input.write_all(stdin.as_bytes()).expect("write stdin");
+    }
+    let out = child.wait_with_output().expect("warden ends");
+    CliOutput {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
