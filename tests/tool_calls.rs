@@ -547,7 +547,7 @@ fn adversarial_globs() -> Vec<String> {
         "**/**/**/**/x".to_string(),
         format!("/**/a/**/a/**/a/**/{}", "?".repeat(12)),
         format!("/{stars}"),
-        format!("**/{stars}"),
+        format!("**/{}*b", "*a".repeat(14)),
         format!("/{}/**/x", vec!["a"; 29].join("/")),
     ];
     (0..256).map(|i| format!("{}/n{i}", pool[i % pool.len()])).collect()
