@@ -60,8 +60,8 @@ const TABLE_THREADS: usize = 4;
 fn table_case(config: &str, default_cwd: Option<&str>, i: usize, case: &Value) -> Result<(), String> {
     let db = TempDb::new();
     let rt = runtime(config, db.open());
+    // A session that holds no pin, as hosts send; pinning refuses gated calls without one.
     let mut c = tool_call(case["tool"].as_str().expect("tool"), case["args"].clone(), SESSION, T0);
-    c.session_id = None;
     c.cwd = case["cwd"].as_str().or(default_cwd).map(str::to_string);
     c.derived_paths = case["derivedPaths"]
         .as_array()
@@ -541,4 +541,60 @@ fn call_budget_counts_judged_calls_and_a_remembered_allow_does_not_skip_it() {
         assert_eq!((decided(&v), warned(&v)), (("allow", "memory.allow"), n >= 4), "call {n}");
     }
     assert_eq!(decided(&rt.check_tool_call(&web())), ("deny", "budget.calls"), "call 6");
+}
+
+/// Globs at every cap that a backtracking matcher takes exponential or
+/// quadratic time on (the caps are `MAX_GLOB_SEGMENTS`, `MAX_GLOBSTARS` and
+/// `MAX_GLOB_WILDCARDS` of the core's `paths`).
+fn adversarial_globs() -> Vec<String> {
+    let stars = format!("{}*b", "*a".repeat(15));
+    let pool = [
+        "**/**/**/**/x".to_string(),
+        format!("/**/a/**/a/**/a/**/{}", "?".repeat(12)),
+        format!("/{stars}"),
+        format!("**/{}*b", "*a".repeat(14)),
+        format!("/{}/**/x", vec!["a"; 29].join("/")),
+    ];
+    (0..256).map(|i| format!("{}/n{i}", pool[i % pool.len()])).collect()
+}
+
+#[test]
+fn the_worst_globs_at_their_caps_decide_a_long_path_well_inside_the_deadline_through_the_warden_command() {
+    let db = TempDb::new();
+    let config = json!({"tools": {"workspace": "/ws", "protectedPaths": adversarial_globs()}});
+    let path = db.dir.path().join("config.json");
+    std::fs::write(&path, config.to_string()).expect("write config");
+    let (config, db_path) = (path.display().to_string(), db.path().display().to_string());
+    let long = format!("/ws/{}/{}", vec!["a"; 250].join("/"), "a".repeat(3000));
+    let request =
+        json!({"toolName": "Read", "arguments": {"file_path": long}, "sessionId": SESSION, "cwd": "/ws", "nowMs": T0});
+    let started = std::time::Instant::now();
+    let out =
+        warden_tests::warden_process(&["check", "tool", "--config", &config, "--db", &db_path], &request.to_string());
+    let took = started.elapsed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some("allow"), Some("tools.allow")), "{v}");
+    println!("256 adversarial globs against a {}-character path: decided in {took:.1?}", long.len());
+}
+
+#[test]
+fn validate_refuses_a_glob_past_each_cap_naming_the_field() {
+    let db = TempDb::new();
+    let cases = [
+        (format!("/{}", "*a".repeat(120)), "may have at most 16 wildcards (`*`, `?`, `**`), got 120"),
+        (format!("/{}", vec!["s"; 33].join("/")), "may have at most 32 segments, got 33"),
+        ("/**/**/**/**/**".to_string(), "may use `**` at most 4 times"),
+    ];
+    for (glob, expected) in cases {
+        let path = db.dir.path().join("config.json");
+        std::fs::write(&path, json!({"tools": {"writablePaths": ["/tmp/**", glob]}}).to_string()).expect("write");
+        let out = warden_tests::warden_process(&["validate", "--config", &path.display().to_string()], "");
+        assert_eq!(out.code, warden_host::cli::EXIT_INVALID, "{glob}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("tools.writablePaths[1]: `") && out.stderr.contains(expected),
+            "{glob}: {}",
+            out.stderr
+        );
+    }
 }

@@ -402,3 +402,149 @@ fn a_classifier_outage_denies_as_a_guard_failure() {
     assert_eq!(failure_code(&v), Some("http_error"));
     assert_eq!(signal(&v, "dlp.category"), Some("guard_failure"));
 }
+
+/// `warden check outbound` as a subprocess against the provider at `base_url`,
+/// with `model` pinned (listed in `allowedModels` when it is undated); the
+/// verdict as the command printed it.
+fn check_outbound_process(db: &TempDb, base_url: &str, model: &str, body: &str) -> Value {
+    let key = key_file();
+    let doc = json!({
+        "destinations": [{"name": "classifier", "baseUrl": base_url, "credential": {"file": key.path()}}],
+        "dlp": {"classifier": {"destination": "classifier", "model": model, "allowedModels": [model], "timeoutMs": 5_000}},
+    });
+    let config = db.dir.path().join("config.json");
+    std::fs::write(&config, doc.to_string()).expect("write config");
+    let (config, db_path) = (config.display().to_string(), db.path().display().to_string());
+    let request = json!({"channel": "slack", "recipient": "U-ADA", "body": body, "nowMs": T0}).to_string();
+    let out = warden_tests::warden_process(&["check", "outbound", "--config", &config, "--db", &db_path], &request);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
+}
+
+fn signal_of<'a>(v: &'a Value, name: &str) -> Option<&'a str> {
+    v["signals"].as_array()?.iter().find(|s| s["name"] == name)?.get("detail")?.as_str()
+}
+
+#[test]
+fn each_envelope_defect_is_a_guard_failure_through_the_warden_command() {
+    let content = |model: &str| {
+        json!({"decision": "allow", "category": "none", "reason": "fine", "model": model, "policyVersion": BASE_POLICY})
+            .to_string()
+    };
+    let envelope = |pin: &str, change: &dyn Fn(&mut Value)| {
+        let mut e = json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": pin,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content(pin)}, "finish_reason": "stop"}],
+        });
+        change(&mut e);
+        e
+    };
+    let finish = |reason: &'static str| move |e: &mut Value| e["choices"][0]["finish_reason"] = json!(reason);
+    type Change = Box<dyn Fn(&mut Value)>;
+    // (what the row shows, pinned model, change to a good completion, expected rule, guard-failure code)
+    let cases: Vec<(&str, &str, Change, &str, Option<&str>)> = vec![
+        ("a complete answer of the pinned model", "gpt-4o", Box::new(|_| {}), "dlp.classifier.allow", None),
+        (
+            "the undated pin resolved to its dated snapshot",
+            "gpt-4o",
+            Box::new(|e| e["model"] = json!("gpt-4o-2024-08-06")),
+            "dlp.classifier.allow",
+            None,
+        ),
+        (
+            "another model that shares the pin's prefix",
+            "gpt-4o",
+            Box::new(|e| e["model"] = json!("gpt-4o-mini-2024-07-18")),
+            "dlp.guard-failure",
+            Some("wrong_model"),
+        ),
+        (
+            "a word between a self-hosted pin and a date",
+            "local-guard",
+            Box::new(|e| e["model"] = json!("local-guard-evil-2024-05-01")),
+            "dlp.guard-failure",
+            Some("wrong_model"),
+        ),
+        (
+            "a date joined with an at sign",
+            "local-guard",
+            Box::new(|e| e["model"] = json!("local-guard@2024-05-01")),
+            "dlp.guard-failure",
+            Some("wrong_model"),
+        ),
+        (
+            "no model in the envelope",
+            "gpt-4o",
+            Box::new(|e| {
+                if let Some(o) = e.as_object_mut() {
+                    o.remove("model");
+                }
+            }),
+            "dlp.guard-failure",
+            Some("bad_envelope"),
+        ),
+        ("a finish reason of `length`", "gpt-4o", Box::new(finish("length")), "dlp.guard-failure", Some("incomplete")),
+        (
+            "a finish reason of `content_filter`",
+            "gpt-4o",
+            Box::new(finish("content_filter")),
+            "dlp.guard-failure",
+            Some("incomplete"),
+        ),
+        (
+            "a finish reason of `tool_calls`",
+            "gpt-4o",
+            Box::new(finish("tool_calls")),
+            "dlp.guard-failure",
+            Some("incomplete"),
+        ),
+        (
+            "no finish reason",
+            "gpt-4o",
+            Box::new(|e| {
+                if let Some(o) = e["choices"][0].as_object_mut() {
+                    o.remove("finish_reason");
+                }
+            }),
+            "dlp.guard-failure",
+            Some("incomplete"),
+        ),
+        (
+            "`status: incomplete`",
+            "gpt-4o",
+            Box::new(|e| e["status"] = json!("incomplete")),
+            "dlp.guard-failure",
+            Some("incomplete"),
+        ),
+    ];
+    let count = cases.len();
+    for (name, pin, change, rule, code) in cases {
+        let reply = Reply::json(200, &envelope(pin, &*change));
+        let server = MockServer::start(move |_| reply.clone());
+        let v = check_outbound_process(&TempDb::new(), &server.url("/v1"), pin, "See you at noon.");
+        let decision = if rule == "dlp.classifier.allow" { "allow" } else { "deny" };
+        assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some(decision), Some(rule)), "{name}: {v}");
+        assert_eq!(signal_of(&v, "dlp.guard-failure"), code, "{name}: {v}");
+        assert_eq!(server.requests().len(), 1, "{name}");
+    }
+    println!("classifier envelopes through `warden check outbound`: {count} cases decided as expected");
+}
+
+#[test]
+fn a_secret_as_the_classifier_category_is_screened_through_the_warden_command() {
+    let aws = fake_aws_key();
+    let verdict = json!({"decision": "review", "category": aws, "reason": "looks internal", "model": MODEL, "policyVersion": BASE_POLICY});
+    let reply = Reply::json(200, &completion(&verdict.to_string()));
+    let server = MockServer::start(move |_| reply.clone());
+    let db = TempDb::new();
+    let v = check_outbound_process(&db, &server.url("/v1"), MODEL, "The numbers for the quarter.");
+    assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some("ask"), Some("dlp.classifier.review")), "{v}");
+    assert_eq!(signal_of(&v, "dlp.category"), Some("other"), "{v}");
+    assert!(!v.to_string().contains(&aws), "the key is nowhere in the verdict: {v}");
+    // Nor in the database the review state was kept in.
+    assert!(db.records().is_some_and(|n| n > 0), "the review was remembered");
+    for file in std::fs::read_dir(db.dir.path()).expect("list the database folder").flatten() {
+        let stored = std::fs::read(file.path()).unwrap_or_default();
+        assert!(!String::from_utf8_lossy(&stored).contains(&aws), "the key is in {}", file.path().display());
+    }
+}

@@ -202,68 +202,13 @@ pub fn cli(args: &[&str], stdin: &str) -> CliOutput {
     }
 }
 
-/// The `warden` binary users run, built (or found up to date) once per test
-/// process in the profile these tests were built in.
+/// The `warden` binary users run (see [`binary::warden_binary`]).
 pub fn warden_binary() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().expect("test executable");
-            let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps");
-            let release = profile_dir.file_name().is_some_and(|n| n == "release");
-            let mut build = std::process::Command::new(env!("CARGO"));
-            // The environment cargo gives a test process is not the one the binary was built in;
-            // without it, an up-to-date binary is found fresh instead of being rebuilt.
-            for (name, _) in std::env::vars_os() {
-                let name = name.to_string_lossy().into_owned();
-                let keep =
-                    name == "CARGO_HOME" || name.starts_with("CARGO_REGISTRIES_") || name.starts_with("CARGO_NET_");
-                if (name.starts_with("CARGO_") && !keep)
-                    || name == "LD_LIBRARY_PATH"
-                    || name == "DYLD_FALLBACK_LIBRARY_PATH"
-                {
-                    build.env_remove(&name);
-                }
-            }
-            build.current_dir(env!("CARGO_MANIFEST_DIR")).args([
-                "build",
-                "--quiet",
-                "-p",
-                "warden-host",
-                "--bin",
-                "warden",
-            ]);
-            if release {
-                build.arg("--release");
-            }
-            let status = build.status().expect("cargo runs");
-            assert!(status.success(), "building the warden binary failed");
-            let bin = profile_dir.join(format!("warden{}", std::env::consts::EXE_SUFFIX));
-            assert!(bin.is_file(), "no warden binary at {}", bin.display());
-            bin
-        })
-        .clone()
+    binary::warden_binary()
 }
 
-/// What one run of the `warden` binary printed, and its exit code.
+/// Runs the `warden` binary as a subprocess with `args` and `stdin`, on the
+/// shared compile cache (see [`binary::run_warden`]).
 pub fn warden_process(args: &[&str], stdin: &str) -> CliOutput {
-    use std::io::Write;
-    let mut child = std::process::Command::new(warden_binary())
-        .args(args)
-        .arg("--cache-dir")
-        .arg(cache_dir())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("warden starts");
-    if let Some(mut input) = child.stdin.take() {
-        let _ = input.write_all(stdin.as_bytes());
-    }
-    let out = child.wait_with_output().expect("warden runs");
-    CliOutput {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    binary::run_warden(args, stdin)
 }

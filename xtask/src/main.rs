@@ -146,6 +146,11 @@ fn test() -> Result<()> {
     schema.args(["test", "--release", "--package", "warden-core", "--features", "schema,fakes"]);
     run("core tests with the schema feature", schema)?;
 
+    // The fuzz targets ran above; this prints how many cases each ran.
+    let mut fuzz = cargo();
+    fuzz.args(["test", "--release", "--package", "warden-core", "--features", "fakes", "fuzz_", "--", "--nocapture"]);
+    run("core fuzz smoke (WARDEN_FUZZ_CASES sets the cases per target)", fuzz)?;
+
     let mut tests = cargo();
     tests.args(["test", "--release", "--no-fail-fast"]);
     run("cargo test (every default member)", tests)?;

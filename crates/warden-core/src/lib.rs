@@ -23,6 +23,8 @@ pub mod dlp;
 mod engine;
 #[cfg(any(test, feature = "fakes"))]
 pub mod fakes;
+#[cfg(test)]
+mod fuzz;
 pub mod gate;
 pub mod host;
 pub mod idempotency;

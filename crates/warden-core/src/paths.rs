@@ -98,6 +98,13 @@ pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
         }
     }
     let joined = segments.join("/");
+    // A relative result that now begins with `~`, `~user` or `$HOME` (as in
+    // `a/../~/.ssh`) would be read as home the next time it is normalized;
+    // it is read so now, the stricter reading, so that normalizing twice
+    // changes nothing.
+    if root == Root::Relative && split(&joined).0 != Root::Relative {
+        return normalize(&joined, None, home);
+    }
     let normalized = match root {
         Root::Absolute => format!("/{joined}"),
         Root::Home if joined.is_empty() => "~".to_string(),
@@ -119,8 +126,9 @@ pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
     }
 }
 
+/// The segments of a normalized path's body; `.` (an empty relative path) has none.
 fn segments_of(rest: &str) -> Vec<String> {
-    rest.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect()
+    rest.split('/').filter(|s| !s.is_empty() && *s != ".").map(str::to_string).collect()
 }
 
 /// The path as seen from a home directory: itself if it is home-relative,
@@ -147,19 +155,32 @@ pub fn home_alias(path: &str) -> Option<String> {
     }
 }
 
+/// Most segments one glob may have; checked when globs are configured.
+pub const MAX_GLOB_SEGMENTS: usize = 32;
+
+/// Most `**` segments one glob may have; checked when globs are configured.
+pub const MAX_GLOBSTARS: usize = 4;
+
+/// Most wildcards (`*`, `?` and `**`, each counted once) one glob may have;
+/// checked when globs are configured.
+pub const MAX_GLOB_WILDCARDS: usize = 16;
+
+/// One path segment, as characters, so `?` matches one character.
+type Segment = Vec<char>;
+
 /// A normalized path split once into the forms globs match against, so one
 /// path can be tested against many globs without splitting it again.
 pub struct SplitPath {
     /// Segments of an absolute path, for `/`-anchored globs.
-    rooted: Option<Vec<String>>,
+    rooted: Option<Vec<Segment>>,
     /// Segments after `~` of the home alias, for `~/` globs.
-    home: Option<Vec<String>>,
+    home: Option<Vec<Segment>>,
     /// Segments without a leading `/` or `~`, for `**/` globs.
-    body: Vec<String>,
+    body: Vec<Segment>,
 }
 
-fn owned_segments(text: &str) -> Vec<String> {
-    text.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect()
+fn owned_segments(text: &str) -> Vec<Segment> {
+    text.split('/').filter(|s| !s.is_empty()).map(|s| s.chars().collect()).collect()
 }
 
 impl SplitPath {
@@ -172,114 +193,277 @@ impl SplitPath {
     }
 
     /// Whether `glob` matches this path.
-    pub fn matches(&self, glob: &str) -> bool {
-        let (glob_body, path) = if glob.starts_with("**/") {
-            (glob, Some(&self.body))
-        } else if glob == "~" || glob.starts_with("~/") {
-            (glob.get(1..).unwrap_or_default(), self.home.as_ref())
-        } else if let Some(rest) = glob.strip_prefix('/') {
-            (rest, self.rooted.as_ref())
-        } else {
-            return false;
-        };
-        let Some(path) = path else { return false };
-        match_segments(&segments(glob_body), path, 0)
+    pub fn matches(&self, glob: &Glob) -> bool {
+        glob.matches(self)
     }
 }
 
-/// Whether `glob` matches the normalized `path`.
+/// Whether the glob text `glob` matches the normalized `path`; a malformed
+/// glob matches nothing. Configured globs are compiled once instead ([`Glob`]).
 pub fn glob_matches(glob: &str, path: &str) -> bool {
-    SplitPath::new(path).matches(glob)
+    Glob::new(glob).is_ok_and(|g| g.matches(&SplitPath::new(path)))
+}
+
+/// What a glob is matched against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    /// `/...`: the segments of an absolute path.
+    Rooted,
+    /// `~` or `~/...`: the segments of the path's home alias.
+    Home,
+    /// `**/...`: the segments of any path, whatever its root.
+    Anywhere,
+}
+
+/// One segment of a compiled glob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    /// `**`: zero or more whole segments.
+    GlobStar,
+    /// A segment without wildcards, compared exactly.
+    Literal(Segment),
+    /// A segment with `*` or `?`: the pieces between its stars, each a run of
+    /// characters (`None` is `?`). One piece means no star at all.
+    Wild(Vec<Vec<Option<char>>>),
+}
+
+/// A path glob compiled once, when the configuration is read.
+///
+/// Matching is a simulation of the glob as an automaton over the path's
+/// segments: the set of glob positions still possible is carried from one
+/// segment to the next, so `**` never backtracks. Within a segment, the
+/// pieces between stars are found left to right, each at its first place,
+/// which is exact for `*` and `?`. The work for one path is at most the
+/// path's length times the glob's, and the glob's is bounded by
+/// [`MAX_GLOB_SEGMENTS`] and [`MAX_GLOB_WILDCARDS`] and its length.
+#[derive(Debug, Clone)]
+pub struct Glob {
+    text: String,
+    exception: bool,
+    anchor: Anchor,
+    parts: Vec<Part>,
+}
+
+impl PartialEq for Glob {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Glob {}
+
+impl Glob {
+    /// Compiles a glob: anchored at `/`, `~/` or `**/`, with `**` only as a
+    /// whole segment, no `.` or `..` segments, and within the caps. The error
+    /// says what is wrong, for `"`GLOB` " + error`.
+    pub fn new(glob: &str) -> Result<Glob, String> {
+        let (anchor, body) = if glob.starts_with("**/") {
+            (Anchor::Anywhere, glob)
+        } else if glob == "~" || glob.starts_with("~/") {
+            (Anchor::Home, glob.get(1..).unwrap_or_default())
+        } else if let Some(rest) = glob.strip_prefix('/') {
+            (Anchor::Rooted, rest)
+        } else {
+            return Err("must start with `/`, `~/` or `**/`".to_string());
+        };
+        if glob.contains('\0') {
+            return Err("must not contain NUL".to_string());
+        }
+        let mut parts = Vec::new();
+        let (mut stars, mut wildcards) = (0usize, 0usize);
+        for segment in body.split('/').filter(|s| !s.is_empty()) {
+            if segment == "**" {
+                stars += 1;
+                wildcards += 1;
+                // `**/**` matches what one `**` does.
+                if parts.last() != Some(&Part::GlobStar) {
+                    parts.push(Part::GlobStar);
+                }
+                continue;
+            }
+            if segment.contains("**") {
+                return Err("may use `**` only as a whole path segment".to_string());
+            }
+            if segment == ".." || segment == "." {
+                return Err("must not contain `.` or `..` segments".to_string());
+            }
+            let wild = segment.chars().filter(|c| matches!(c, '*' | '?')).count();
+            wildcards += wild;
+            parts.push(if wild == 0 {
+                Part::Literal(segment.chars().collect())
+            } else {
+                Part::Wild(
+                    segment.split('*').map(|piece| piece.chars().map(|c| (c != '?').then_some(c)).collect()).collect(),
+                )
+            });
+        }
+        let segments = body.split('/').filter(|s| !s.is_empty()).count();
+        if segments > MAX_GLOB_SEGMENTS {
+            return Err(format!("may have at most {MAX_GLOB_SEGMENTS} segments, got {segments}"));
+        }
+        if stars > MAX_GLOBSTARS {
+            return Err(format!("may use `**` at most {MAX_GLOBSTARS} times"));
+        }
+        if wildcards > MAX_GLOB_WILDCARDS {
+            return Err(format!("may have at most {MAX_GLOB_WILDCARDS} wildcards (`*`, `?`, `**`), got {wildcards}"));
+        }
+        Ok(Glob { text: glob.to_string(), exception: false, anchor, parts })
+    }
+
+    /// Compiles a glob of a list that allows exceptions: `!glob` is an exception.
+    pub fn with_exception(text: &str) -> Result<Glob, String> {
+        match text.strip_prefix('!') {
+            Some(rest) => Glob::new(rest).map(|g| Glob { text: text.to_string(), exception: true, ..g }),
+            None => Glob::new(text),
+        }
+    }
+
+    /// Whether this is an exception (`!glob`).
+    pub fn is_exception(&self) -> bool {
+        self.exception
+    }
+
+    /// The glob as written, with its `!` if it is an exception.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether this glob matches the path.
+    pub fn matches(&self, path: &SplitPath) -> bool {
+        self.matches_counting(path, &mut 0)
+    }
+
+    /// [`Glob::matches`], counting its work, for the fuzz targets.
+    #[cfg(test)]
+    pub(crate) fn matches_counting_for_tests(&self, path: &SplitPath, work: &mut usize) -> bool {
+        self.matches_counting(path, work)
+    }
+
+    /// [`Glob::matches`], adding each character comparison and state step to `work`.
+    fn matches_counting(&self, path: &SplitPath, work: &mut usize) -> bool {
+        let segments = match self.anchor {
+            Anchor::Anywhere => Some(&path.body),
+            Anchor::Home => path.home.as_ref(),
+            Anchor::Rooted => path.rooted.as_ref(),
+        };
+        segments.is_some_and(|s| self.run(s, work))
+    }
+
+    /// The automaton: bit `i` of `states` means the first `i` parts have matched.
+    fn run(&self, path: &[Segment], work: &mut usize) -> bool {
+        let n = self.parts.len();
+        let close = |mut states: u64| {
+            for (i, part) in self.parts.iter().enumerate() {
+                if *part == Part::GlobStar && states & (1 << i) != 0 {
+                    states |= 1 << (i + 1);
+                }
+            }
+            states
+        };
+        let mut states = close(1);
+        for name in path {
+            let mut next = 0u64;
+            for (i, part) in self.parts.iter().enumerate() {
+                if states & (1 << i) == 0 {
+                    continue;
+                }
+                *work += 1;
+                let advance = match part {
+                    Part::GlobStar => {
+                        next |= 1 << i;
+                        false
+                    }
+                    Part::Literal(literal) => {
+                        *work += literal.len().min(name.len());
+                        literal == name
+                    }
+                    Part::Wild(pieces) => wild_matches(pieces, name, work),
+                };
+                if advance {
+                    next |= 1 << (i + 1);
+                }
+            }
+            states = close(next);
+            if states == 0 {
+                return false;
+            }
+        }
+        states & (1 << n) != 0
+    }
+}
+
+impl serde::Serialize for Glob {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Glob {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> alloc::borrow::Cow<'static, str> {
+        "Glob".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": crate::tools::config::MAX_GLOB_CHARS,
+        })
+    }
+}
+
+/// Whether `piece` matches `text` at `at` (`None` matches any character).
+fn piece_at(piece: &[Option<char>], text: &[char], at: usize, work: &mut usize) -> bool {
+    let Some(window) = text.get(at..at + piece.len()) else { return false };
+    for (p, c) in piece.iter().zip(window) {
+        *work += 1;
+        if p.is_some_and(|p| p != *c) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether a segment with wildcards matches `text`: the first piece at the
+/// start, the last at the end, and the pieces between stars each at the
+/// first place they fit, in order.
+fn wild_matches(pieces: &[Vec<Option<char>>], text: &[char], work: &mut usize) -> bool {
+    let (Some(first), Some(last)) = (pieces.first(), pieces.last()) else { return false };
+    if pieces.len() == 1 {
+        return first.len() == text.len() && piece_at(first, text, 0, work);
+    }
+    let Some(end) = text.len().checked_sub(last.len()) else { return false };
+    if end < first.len() || !piece_at(first, text, 0, work) || !piece_at(last, text, end, work) {
+        return false;
+    }
+    let mut at = first.len();
+    for piece in pieces.get(1..pieces.len() - 1).unwrap_or_default() {
+        loop {
+            if at + piece.len() > end {
+                return false;
+            }
+            if piece_at(piece, text, at, work) {
+                at += piece.len();
+                break;
+            }
+            at += 1;
+        }
+    }
+    true
+}
+
+/// Whether a glob is well formed (see [`Glob::new`]), and if not, why.
+pub fn glob_problem(glob: &str) -> Option<String> {
+    Glob::new(glob).err()
 }
 
 fn segments(text: &str) -> Vec<&str> {
     text.split('/').filter(|s| !s.is_empty()).collect()
-}
-
-/// Segment matching with `**`; `depth` bounds the recursion, which only
-/// happens once per `**` in the glob.
-fn match_segments(glob: &[&str], path: &[String], depth: usize) -> bool {
-    if depth > MAX_GLOBSTARS {
-        return false;
-    }
-    let mut g = 0;
-    let mut p = 0;
-    while g < glob.len() {
-        let Some(&segment) = glob.get(g) else { return false };
-        if segment == "**" {
-            let rest = glob.get(g + 1..).unwrap_or(&[]);
-            return (p..=path.len()).any(|start| match_segments(rest, path.get(start..).unwrap_or(&[]), depth + 1));
-        }
-        let Some(name) = path.get(p) else { return false };
-        if !wildcard(segment, name) {
-            return false;
-        }
-        g += 1;
-        p += 1;
-    }
-    p == path.len()
-}
-
-/// Most `**` segments one glob may have; checked when globs are configured.
-pub const MAX_GLOBSTARS: usize = 4;
-
-/// `*` and `?` within one segment, by the linear two-pointer method. Most
-/// segments are literal, and those compare without allocating.
-fn wildcard(pattern: &str, text: &str) -> bool {
-    if !pattern.contains(['*', '?']) {
-        return pattern == text;
-    }
-    let pattern: Vec<char> = pattern.chars().collect();
-    let text: Vec<char> = text.chars().collect();
-    let (mut p, mut t) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        match pattern.get(p) {
-            Some('*') => {
-                star = Some((p, t));
-                p += 1;
-            }
-            Some(&c) if c == '?' || Some(&c) == text.get(t) => {
-                p += 1;
-                t += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    p = sp + 1;
-                    t = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern.get(p..).unwrap_or(&[]).iter().all(|&c| c == '*')
-}
-
-/// Whether a glob is well formed: anchored at `/`, `~/` or `**/`, with `**`
-/// only as a whole segment and at most [`MAX_GLOBSTARS`] of them.
-pub fn glob_problem(glob: &str) -> Option<String> {
-    let anchored = glob.starts_with('/') || glob == "~" || glob.starts_with("~/") || glob.starts_with("**/");
-    if !anchored {
-        return Some("must start with `/`, `~/` or `**/`".to_string());
-    }
-    if glob.contains('\0') {
-        return Some("must not contain NUL".to_string());
-    }
-    let mut stars = 0;
-    for segment in glob.split('/') {
-        if segment == "**" {
-            stars += 1;
-        } else if segment.contains("**") {
-            return Some("may use `**` only as a whole path segment".to_string());
-        } else if segment == ".." || segment == "." {
-            return Some("must not contain `.` or `..` segments".to_string());
-        }
-    }
-    if stars > MAX_GLOBSTARS {
-        return Some(format!("may use `**` at most {MAX_GLOBSTARS} times"));
-    }
-    None
 }
 
 /// Whether `path` is `root` or inside it. Both are normalized paths.
@@ -378,6 +562,97 @@ mod tests {
         }
     }
 
+    /// The work of matching `glob` against `path`, and whether it matched.
+    fn work(glob: &str, path: &str) -> (bool, usize) {
+        let glob = Glob::new(glob).unwrap_or_else(|e| panic!("`{glob}` {e}"));
+        let mut work = 0;
+        let matched = glob.matches_counting(&SplitPath::new(path), &mut work);
+        (matched, work)
+    }
+
+    /// Globs at the caps that a backtracking matcher takes exponential or
+    /// quadratic time on, with the longest paths that defeat them.
+    fn adversarial_cases(path_segments: usize, segment_chars: usize) -> Vec<(String, String)> {
+        let deep =
+            format!("/{}", ["a"; MAX_SEGMENTS].iter().take(path_segments).copied().collect::<Vec<_>>().join("/"));
+        let stars = format!("/{}", "*a".repeat(MAX_GLOB_WILDCARDS / 2 - 1) + "*b");
+        let one_segment = format!("/{}", "a".repeat(segment_chars));
+        let mut many = vec!["**"; MAX_GLOBSTARS];
+        many.push("x");
+        let interleaved = format!("/**/a/**/a/**/a/**/{}", "?".repeat(MAX_GLOB_WILDCARDS - MAX_GLOBSTARS));
+        vec![
+            (format!("{}/x", "**/**/**/**"), format!("{deep}/y")),
+            (format!("/{}", many.join("/")), format!("{deep}/y")),
+            (interleaved, format!("{deep}/y")),
+            (stars.clone(), one_segment.clone()),
+            (format!("**/{}", stars.trim_start_matches('/')), format!("{deep}{one_segment}")),
+        ]
+    }
+
+    #[test]
+    fn matching_work_grows_linearly_with_the_path_even_for_adversarial_globs() {
+        for ((glob, short), (_, long)) in adversarial_cases(64, 1024).into_iter().zip(adversarial_cases(128, 2048)) {
+            let (short_hit, short_work) = work(&glob, &short);
+            let (long_hit, long_work) = work(&glob, &long);
+            assert!(!short_hit && !long_hit, "`{glob}` is built not to match");
+            // Twice the path, at most a little over twice the work (quadratic would be four times).
+            assert!(long_work <= short_work * 5 / 2, "`{glob}`: {short_work} then {long_work} steps");
+            // And never more than the path's length times the glob's.
+            let bound = (long.chars().count() + 1) * (glob.chars().count() + 1);
+            assert!(long_work <= bound, "`{glob}`: {long_work} steps over {bound}");
+        }
+    }
+
+    #[test]
+    fn the_worst_glob_at_every_cap_against_the_longest_path_is_cheap() {
+        let (one_segment, deep) = (MAX_PATH_CHARS - 1, MAX_SEGMENTS);
+        for (glob, path) in adversarial_cases(deep, one_segment) {
+            let (hit, steps) = work(&glob, &path);
+            assert!(!hit, "`{glob}`");
+            // A few hundred thousand comparisons: well under a millisecond.
+            assert!(steps <= 200_000, "`{glob}` took {steps} steps on a path of {} characters", path.len());
+        }
+    }
+
+    #[test]
+    fn glob_caps_hold_exactly_at_their_bound_and_refuse_one_past() {
+        let segments = |n: usize| format!("/{}", vec!["s"; n].join("/"));
+        assert_eq!(glob_problem(&segments(MAX_GLOB_SEGMENTS)), None);
+        assert_eq!(
+            glob_problem(&segments(MAX_GLOB_SEGMENTS + 1)),
+            Some(format!("may have at most {MAX_GLOB_SEGMENTS} segments, got {}", MAX_GLOB_SEGMENTS + 1))
+        );
+        let wild = |n: usize| format!("/{}", "*a".repeat(n));
+        assert_eq!(glob_problem(&wild(MAX_GLOB_WILDCARDS)), None);
+        assert_eq!(
+            glob_problem(&wild(MAX_GLOB_WILDCARDS + 1)),
+            Some(format!("may have at most {MAX_GLOB_WILDCARDS} wildcards (`*`, `?`, `**`), got 17"))
+        );
+        // `?` and `**` count as wildcards too, across segments.
+        let mixed = format!("/**/{}/{}", "?".repeat(MAX_GLOB_WILDCARDS - 2), "*");
+        assert_eq!(glob_problem(&mixed), None);
+        assert!(glob_problem(&format!("{mixed}?")).is_some());
+        // The 120 `*a` of one segment that once put every long path over the deadline.
+        assert!(glob_problem(&format!("/{}", "*a".repeat(120))).is_some_and(|p| p.contains("wildcards")));
+    }
+
+    #[test]
+    fn repeated_globstars_match_what_one_does() {
+        for path in ["/x", "/a/x", "/a/b/c/x", "/a/b/c/x/y", "x", "~/x"] {
+            assert_eq!(glob_matches("**/**/**/**/x", path), glob_matches("**/x", path), "{path}");
+        }
+    }
+
+    #[test]
+    fn exceptions_are_compiled_with_their_mark() {
+        let g = Glob::with_exception("!~/.ssh/*.pub").expect("valid");
+        assert!(g.is_exception());
+        assert_eq!(g.as_str(), "!~/.ssh/*.pub");
+        assert!(g.matches(&SplitPath::new("~/.ssh/id_rsa.pub")));
+        assert_eq!(Glob::with_exception("!.env").err(), Some("must start with `/`, `~/` or `**/`".into()));
+        assert!(Glob::new("!~/.ssh/*.pub").is_err(), "no exceptions where none are allowed");
+    }
+
     #[test]
     fn malformed_globs_are_explained() {
         assert!(glob_problem("~/.ssh/**").is_none());
@@ -427,5 +702,64 @@ mod tests {
         let long = "a/".repeat(MAX_PATH_CHARS);
         let n = normalize(&long, Some("/ws"), None);
         assert!(n.split('/').count() <= MAX_SEGMENTS + 2);
+    }
+
+    /// The glob as a regular expression over the path's segments, each
+    /// followed by `/`: an independent statement of what a glob means.
+    fn as_regex(glob: &str) -> Option<regex::Regex> {
+        let body = glob.strip_prefix("**/").map(|_| glob).or_else(|| glob.strip_prefix('/'))?;
+        let mut re = String::from("^");
+        for segment in body.split('/').filter(|s| !s.is_empty()) {
+            if segment == "**" {
+                re.push_str("(?:[^/]+/)*");
+                continue;
+            }
+            for c in segment.chars() {
+                match c {
+                    '*' => re.push_str("[^/]*"),
+                    '?' => re.push_str("[^/]"),
+                    c => re.push_str(&regex::escape(&c.to_string())),
+                }
+            }
+            re.push('/');
+        }
+        re.push('$');
+        regex::Regex::new(&re).ok()
+    }
+
+    fn segment_strategy() -> impl Strategy<Value = String> {
+        prop_oneof!["[ab]{1,4}", "[ab.]{1,3}", Just("é".to_string()), Just("a*".to_string())]
+    }
+
+    fn glob_segment_strategy() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("**".to_string()),
+            "[ab*?]{1,5}".prop_filter("`**` is a whole segment", |s| !s.contains("**")),
+            "[ab.é]{1,3}".prop_filter("no dot segments", |s| s != "." && s != ".."),
+        ]
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::fuzz::cases(4000)))]
+
+        #[test]
+        fn the_compiled_matcher_agrees_with_a_regular_expression(
+            anywhere in any::<bool>(),
+            glob_segments in proptest::collection::vec(glob_segment_strategy(), 0..6),
+            path_segments in proptest::collection::vec(segment_strategy(), 0..8),
+        ) {
+            let glob = if anywhere {
+                format!("**/{}", glob_segments.join("/"))
+            } else {
+                format!("/{}", glob_segments.join("/"))
+            };
+            prop_assume!(Glob::new(&glob).is_ok());
+            let path = format!("/{}", path_segments.join("/"));
+            let re = as_regex(&glob).expect("a valid regex");
+            let expected = re.is_match(&format!("{}{}", path_segments.join("/"), if path_segments.is_empty() { "" } else { "/" }));
+            prop_assert_eq!(glob_matches(&glob, &path), expected, "`{}` against `{}` ({})", glob, path, re.as_str());
+        }
     }
 }

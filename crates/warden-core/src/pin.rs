@@ -12,6 +12,11 @@
 //! enforces it; it expires after a TTL so a crashed run cannot lock the user
 //! out of their own tools. Failure mode: **fail-closed** (a gated tool call is
 //! refused when the pin cannot be read).
+//!
+//! A gated call that names no session cannot be matched to a pin, so while
+//! pinning is on it is refused (`pin.no-session`): a host that forgets the
+//! session would otherwise let the pinned chat's outgoing tools write
+//! anywhere. A host that never pins can say so with `allowMissingSession`.
 
 use crate::config::reader::{Node, Obj, Reader, Text};
 use crate::model::{PinState, PolicyError, Risk, ToolCall, TurnEnd, TurnStart, Verdict};
@@ -55,6 +60,8 @@ pub mod rules {
     pub const PINNED_CHAT: &str = "pin.pinned-chat";
     /// The pin could not be read.
     pub const STORAGE_UNAVAILABLE: &str = "pin.storage-unavailable";
+    /// A gated outgoing call without a session, so no pin can be looked up.
+    pub const NO_SESSION: &str = "pin.no-session";
 }
 
 /// What a gated tool does.
@@ -114,6 +121,8 @@ pub struct PinConfig {
     /// The tools that speak to people. Replaces the defaults when given.
     #[cfg_attr(feature = "schema", schemars(length(max = MAX_TOOLS)))]
     pub tools: Vec<GatedTool>,
+    /// Let gated tool calls without a `sessionId` through unpinned, for a host that never pins; refused otherwise.
+    pub allow_missing_session: bool,
 }
 
 impl Default for PinConfig {
@@ -123,6 +132,7 @@ impl Default for PinConfig {
             mode: crate::model::Mode::Enforce,
             ttl_minutes: DEFAULT_TTL_MINUTES,
             tools: default_tools(),
+            allow_missing_session: false,
         }
     }
 }
@@ -168,7 +178,7 @@ fn is_name(s: &str) -> bool {
 
 impl PinConfig {
     /// Fields of the `pin` section.
-    pub const FIELDS: &'static [&'static str] = &["enabled", "mode", "ttlMinutes", "tools"];
+    pub const FIELDS: &'static [&'static str] = &["enabled", "mode", "ttlMinutes", "tools", "allowMissingSession"];
 
     /// Reads the `pin` section; absent means the defaults.
     pub fn read(r: &mut Reader, obj: Option<Obj<'_>>) -> PinConfig {
@@ -184,6 +194,7 @@ impl PinConfig {
         {
             config.tools = tools;
         }
+        config.allow_missing_session = r.bool(&obj, "allowMissingSession", false);
         config
     }
 
@@ -336,7 +347,9 @@ pub fn current(
 }
 
 /// The pin's answer to a tool call: `None` when the pin has nothing to say
-/// (pinning off, not a gated tool or action, no session, no valid pin).
+/// (pinning off, not a gated tool or action, no valid pin, or no session
+/// where `allowMissingSession` is set). A gated call without a session is
+/// refused otherwise.
 pub fn check(config: &PinConfig, storage: &dyn Storage, call: &ToolCall, args: Option<&Value>) -> Option<Verdict> {
     if !config.enabled {
         return None;
@@ -350,7 +363,17 @@ pub fn check(config: &PinConfig, storage: &dyn Storage, call: &ToolCall, args: O
             return None;
         }
     }
-    let session = call.session_id.as_deref()?;
+    let Some(session) = call.session_id.as_deref().filter(|s| !s.trim().is_empty()) else {
+        return (!config.allow_missing_session).then(|| {
+            Verdict::deny(
+                rules::NO_SESSION,
+                "This tool writes to people, and the call names no session, so whether an answer is pinned to a \
+                 chat cannot be checked; it is refused to be safe. The host must pass `sessionId` (or set \
+                 `pin.allowMissingSession` if it never pins replies).",
+                Risk::High,
+            )
+        });
+    };
     let pin = match store::get_json::<StoredPin>(storage, NAMESPACE, session) {
         Ok(pin) => pin,
         Err(e) => {
@@ -532,6 +555,88 @@ mod tests {
         let config = PinConfig { enabled: false, ..PinConfig::default() };
         let c = call("teams_send_chat_message", json!({"chat": "19:bob"}), T0);
         assert_eq!(decide(&config, &storage, &c), None);
+    }
+
+    fn without_session(tool: &str, args: Value, session: Option<&str>) -> ToolCall {
+        ToolCall { session_id: session.map(str::to_string), ..call(tool, args, T0) }
+    }
+
+    #[test]
+    fn gated_call_without_a_session_is_refused_while_pinning_is_on() {
+        let storage = MemoryStorage::default();
+        let config = pinned(&storage);
+        let no_session = Some((Decision::Deny, rules::NO_SESSION.to_string()));
+        type Case = (&'static str, Value, Option<&'static str>, bool);
+        // (tool, arguments, session, refused)
+        let cases: &[Case] = &[
+            ("teams_send_chat_message", json!({"chat": "19:alice"}), None, true),
+            ("teams_send_chat_message", json!({"chat": "19:bob"}), None, true),
+            ("teams_send_chat_message", json!({"chat": "19:alice"}), Some(""), true),
+            ("teams_send_chat_message", json!({"chat": "19:alice"}), Some("  "), true),
+            ("teams_send_channel_message", json!({"channel": "general"}), None, true),
+            ("teams_create_chat", json!({"members": ["x"]}), None, true),
+            ("message", json!({"action": "send", "target": "19:bob"}), None, true),
+            ("message", json!({"target": "19:bob"}), None, true),
+            // Not gated: reading actions and tools that speak to nobody.
+            ("message", json!({"action": "read", "target": "19:bob"}), None, false),
+            ("calendar_list", json!({}), None, false),
+            ("teams_read_chat", json!({"chat": "19:bob"}), None, false),
+        ];
+        for (tool, args, session, refused) in cases {
+            let got = decide(&config, &storage, &without_session(tool, args.clone(), *session));
+            let expected = if *refused { no_session.clone() } else { None };
+            assert_eq!(got, expected, "{tool} {args} session {session:?}");
+        }
+        let c = without_session("teams_send_chat_message", json!({"chat": "19:alice"}), None);
+        let args = json!({"chat": "19:alice"});
+        let v = check(&config, &storage, &c, Some(&args)).unwrap_or_else(|| Verdict::allow("none", ""));
+        assert!(v.reason.contains("`sessionId`") && v.reason.contains("`pin.allowMissingSession`"), "{}", v.reason);
+    }
+
+    #[test]
+    fn gated_call_without_a_session_is_refused_even_when_no_pin_exists_anywhere() {
+        let storage = MemoryStorage::default();
+        let config = PinConfig::default();
+        let c = without_session("teams_send_chat_message", json!({"chat": "19:alice"}), None);
+        assert_eq!(decide(&config, &storage, &c), Some((Decision::Deny, rules::NO_SESSION.to_string())));
+        assert_eq!(storage.writes(), 0);
+    }
+
+    #[test]
+    fn an_operator_who_opts_out_lets_sessionless_calls_through_but_still_pins_sessions() {
+        let storage = MemoryStorage::default();
+        let config = PinConfig { allow_missing_session: true, ..pinned(&storage) };
+        for session in [None, Some(""), Some(" ")] {
+            let c = without_session("teams_send_chat_message", json!({"chat": "19:bob"}), session);
+            assert_eq!(decide(&config, &storage, &c), None, "session {session:?}");
+        }
+        let c = call("teams_send_chat_message", json!({"chat": "19:bob"}), T0);
+        assert_eq!(decide(&config, &storage, &c), Some((Decision::Deny, rules::OTHER_CHAT.to_string())));
+    }
+
+    #[test]
+    fn disabled_pinning_does_not_ask_for_a_session() {
+        let storage = MemoryStorage::default();
+        let config = PinConfig { enabled: false, ..PinConfig::default() };
+        let c = without_session("teams_send_chat_message", json!({"chat": "19:bob"}), None);
+        assert_eq!(decide(&config, &storage, &c), None);
+    }
+
+    #[test]
+    fn allow_missing_session_is_read_and_a_wrong_type_names_the_field() {
+        let read = |text: &str| crate::Config::parse(text).map(|c| c.pin.allow_missing_session);
+        assert_eq!(read("{}"), Ok(false));
+        assert_eq!(read(r#"{"pin": {}}"#), Ok(false));
+        assert_eq!(read(r#"{"pin": {"allowMissingSession": false}}"#), Ok(false));
+        assert_eq!(read(r#"{"pin": {"allowMissingSession": true}}"#), Ok(true));
+        for (value, shown) in [("\"yes\"", "\"yes\""), ("1", "1"), ("null", "null")] {
+            let errors: Vec<String> = read(&format!(r#"{{"pin": {{"allowMissingSession": {value}}}}}"#))
+                .expect_err("refused")
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            assert_eq!(errors, [format!("pin.allowMissingSession: must be `true` or `false`, got `{shown}`")]);
+        }
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! destination's credential. The answer is admitted only through
 //! [`super::verdict::admit`]; every other outcome (no answer, a status other
 //! than 200, an answer over [`MAX_ANSWER_BYTES`], an envelope that names
-//! another model) is a [`Failure`] that the caller turns into a
-//! `guard_failure` deny.
+//! another model or no model, a completion that did not finish with `stop`
+//! or reports a `status` other than `completed`) is a [`Failure`] that the
+//! caller turns into a `guard_failure` deny.
 
 use super::verdict::{self, GuardVerdict, Rejection};
 use crate::config::destinations::Destination;
@@ -43,6 +44,12 @@ pub const MAX_ALLOWED_MODELS: usize = 16;
 pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
 /// Longest operator rules text per direction, in characters.
 pub const MAX_RULES_CHARS: usize = 2000;
+/// The only `finish_reason` of an answer that ended normally; `length`,
+/// `content_filter`, `tool_calls`, a missing or any other reason is refused.
+pub const STOP_FINISH_REASON: &str = "stop";
+/// The only envelope `status` admitted when one is present (a provider that
+/// reports `incomplete` cut the answer short).
+pub const COMPLETED_STATUS: &str = "completed";
 
 const OPEN_RULES: &str = "<operator-rules>";
 const CLOSE_RULES: &str = "</operator-rules>";
@@ -164,25 +171,34 @@ impl OperatorRules {
     }
 }
 
-/// Whether `model` ends in a dated snapshot suffix: `-YYYYMMDD` or `-YYYY-MM-DD`.
-pub fn is_dated_model(model: &str) -> bool {
+/// Whether `suffix` is exactly one dated snapshot suffix and nothing else:
+/// `-YYYYMMDD` or `-YYYY-MM-DD`, year 2000 to 2099, month 1 to 12, day 1 to 31.
+/// Other spellings (`@2024-07-18`, `-2024.07.18`, `-v20240718`, a trailing
+/// space) are not date suffixes.
+pub fn is_date_suffix(suffix: &str) -> bool {
     fn date(y: &str, m: &str, d: &str) -> bool {
         let num = |s: &str| if s.bytes().all(|b| b.is_ascii_digit()) { s.parse::<u32>().ok() } else { None };
         matches!((y.len(), num(y), num(m), num(d)), (4, Some(2000..=2099), Some(1..=12), Some(1..=31)))
     }
-    let bytes = model.as_bytes();
-    let compact = model.len() > 9
-        && bytes.get(model.len() - 9) == Some(&b'-')
-        && model.get(model.len() - 8..).is_some_and(|s| {
-            date(s.get(..4).unwrap_or_default(), s.get(4..6).unwrap_or_default(), s.get(6..).unwrap_or_default())
-        });
-    let dashed = model.len() > 11
-        && bytes.get(model.len() - 11) == Some(&b'-')
-        && model.get(model.len() - 10..).is_some_and(|s| {
-            let parts: Vec<&str> = s.split('-').collect();
-            matches!(parts.as_slice(), [y, m, d] if m.len() == 2 && d.len() == 2 && date(y, m, d))
-        });
-    compact || dashed
+    let Some(rest) = suffix.strip_prefix('-') else { return false };
+    let part = |range: core::ops::Range<usize>| rest.get(range).unwrap_or_default();
+    match rest.len() {
+        8 => date(part(0..4), part(4..6), part(6..8)),
+        10 => {
+            rest.as_bytes().get(4) == Some(&b'-')
+                && rest.as_bytes().get(7) == Some(&b'-')
+                && date(part(0..4), part(5..7), part(8..10))
+        }
+        _ => false,
+    }
+}
+
+/// The lengths of the two date suffixes: `-YYYYMMDD` and `-YYYY-MM-DD`.
+const DATE_SUFFIX_LENGTHS: [usize; 2] = [9, 11];
+
+/// Whether `model` is a name followed by a dated snapshot suffix ([`is_date_suffix`]).
+pub fn is_dated_model(model: &str) -> bool {
+    DATE_SUFFIX_LENGTHS.iter().any(|&n| model.len() > n && model.get(model.len() - n..).is_some_and(is_date_suffix))
 }
 
 fn is_model_id(s: &str) -> bool {
@@ -366,6 +382,9 @@ pub enum Failure {
     Envelope(&'static str),
     /// The envelope names a model other than the pinned one.
     ServedBy(String),
+    /// The completion did not end normally: a finish reason other than
+    /// [`STOP_FINISH_REASON`], or a `status` other than [`COMPLETED_STATUS`].
+    Incomplete(&'static str),
     /// The verdict inside was refused.
     Verdict(Rejection),
 }
@@ -382,6 +401,7 @@ impl Failure {
             Failure::TooLarge(_) => "too_large",
             Failure::Envelope(_) => "bad_envelope",
             Failure::ServedBy(_) => "wrong_model",
+            Failure::Incomplete(_) => "incomplete",
             Failure::Verdict(r) => r.code(),
         }
     }
@@ -399,6 +419,7 @@ impl core::fmt::Display for Failure {
             Failure::TooLarge(n) => write!(f, "the classifier's answer is {n} bytes, over {MAX_ANSWER_BYTES}"),
             Failure::Envelope(what) => write!(f, "the classifier's answer is not a chat completion: {what}"),
             Failure::ServedBy(m) => write!(f, "the answer came from model `{}`, not the pinned model", shorten(m)),
+            Failure::Incomplete(what) => write!(f, "the classifier's answer did not end normally: {what}"),
             Failure::Verdict(r) => write!(f, "the classifier's verdict was refused: {r}"),
         }
     }
@@ -419,16 +440,26 @@ pub fn answer(
     }
     let text = core::str::from_utf8(&response.body).map_err(|_| Failure::Envelope("not UTF-8"))?;
     let envelope = verdict::strict_json(text).map_err(|_| Failure::Envelope("not strict JSON"))?;
-    if let Some(served) = envelope.get("model") {
-        let served = served.as_str().ok_or(Failure::Envelope("`model` is not a string"))?;
-        if !served_by_pinned(config, served) {
-            return Err(Failure::ServedBy(served.to_string()));
-        }
+    let served = envelope.get("model").ok_or(Failure::Envelope("no `model`"))?;
+    let served = served.as_str().ok_or(Failure::Envelope("`model` is not a string"))?;
+    if !served_by_pinned(config, served) {
+        return Err(Failure::ServedBy(served.to_string()));
+    }
+    match envelope.get("status") {
+        None => {}
+        Some(Value::String(s)) if s == COMPLETED_STATUS => {}
+        Some(_) => return Err(Failure::Incomplete("`status` is not `completed`")),
+    }
+    if envelope.get("incomplete_details").is_some_and(|d| !d.is_null()) {
+        return Err(Failure::Incomplete("`incomplete_details` is set"));
     }
     let choices = envelope.get("choices").and_then(Value::as_array).ok_or(Failure::Envelope("no `choices`"))?;
     let [choice] = choices.as_slice() else {
         return Err(Failure::Envelope("not exactly one choice"));
     };
+    if choice.get("finish_reason").and_then(Value::as_str) != Some(STOP_FINISH_REASON) {
+        return Err(Failure::Incomplete("`finish_reason` is not `stop`"));
+    }
     let message = choice.get("message").ok_or(Failure::Envelope("no `message`"))?;
     if message.get("refusal").is_some_and(|r| !r.is_null()) {
         return Err(Failure::Envelope("the model refused"));
@@ -438,13 +469,14 @@ pub fn answer(
     verdict::admit(content, &config.model, policy_version).map_err(Failure::Verdict)
 }
 
-/// The pinned ID itself, or, for an explicitly allowed undated ID, that ID with
-/// the dated suffix a provider reports when it resolved it.
-fn served_by_pinned(config: &ClassifierConfig, served: &str) -> bool {
+/// Whether the model a provider reports is the pinned one: the pinned ID
+/// itself or, for an explicitly allowed undated ID, that ID followed by
+/// nothing but one date suffix ([`is_date_suffix`]) when the provider
+/// resolved it to a snapshot. `gpt-4o-mini-2024-07-18` is not `gpt-4o`, and a
+/// dated pin admits no other date.
+pub fn served_by_pinned(config: &ClassifierConfig, served: &str) -> bool {
     served == config.model
-        || (!is_dated_model(&config.model)
-            && served.strip_prefix(config.model.as_str()).is_some_and(|rest| rest.starts_with('-'))
-            && is_dated_model(served))
+        || (!is_dated_model(&config.model) && served.strip_prefix(config.model.as_str()).is_some_and(is_date_suffix))
 }
 
 /// Classifies one message.
@@ -488,7 +520,11 @@ mod tests {
     }
 
     fn good(decision: &str) -> String {
-        json!({"decision": decision, "category": "none", "reason": "ordinary message", "model": MODEL, "policyVersion": BASE_POLICY_VERSION}).to_string()
+        good_for(MODEL, decision)
+    }
+
+    fn good_for(model: &str, decision: &str) -> String {
+        json!({"decision": decision, "category": "none", "reason": "ordinary message", "model": model, "policyVersion": BASE_POLICY_VERSION}).to_string()
     }
 
     #[test]
@@ -634,14 +670,144 @@ mod tests {
     }
 
     #[test]
-    fn an_allow_listed_undated_model_may_be_reported_with_its_resolved_date() {
-        let mut c = config();
-        c.model = "local-guard".into();
-        assert!(served_by_pinned(&c, "local-guard"));
-        assert!(served_by_pinned(&c, "local-guard-2024-05-01"));
-        assert!(!served_by_pinned(&c, "local-guard-v2"));
-        assert!(!served_by_pinned(&c, "other-2024-05-01"));
-        assert!(!served_by_pinned(&config(), "gpt-4o-mini-2024-07-19"));
+    fn the_served_model_is_the_pin_or_the_pin_followed_by_nothing_but_one_date_suffix() {
+        // (what the row shows, pin, model in the envelope, admitted)
+        let cases: &[(&str, &str, &str, bool)] = &[
+            ("an undated pin served as itself", "gpt-4o", "gpt-4o", true),
+            ("an undated pin resolved to a dashed date", "gpt-4o", "gpt-4o-2024-08-06", true),
+            ("an undated pin resolved to a compact date", "gpt-4o", "gpt-4o-20240806", true),
+            ("a self-hosted pin resolved to a date", "local-guard", "local-guard-2024-05-01", true),
+            ("a dated pin served as itself", MODEL, MODEL, true),
+            ("another model that shares the pin's prefix", "gpt-4o", "gpt-4o-mini-2024-07-18", false),
+            ("a word between the pin and the date", "local-guard", "local-guard-evil-2024-05-01", false),
+            ("a version between the pin and the date", "local-guard", "local-guard-v2-20240501", false),
+            ("a suffix that is not a date", "local-guard", "local-guard-v2", false),
+            ("a date joined with an at sign", "local-guard", "local-guard@2024-05-01", false),
+            ("a compact date joined with an at sign", "local-guard", "local-guard@20240501", false),
+            ("a date without its dash", "local-guard", "local-guard2024-05-01", false),
+            ("a date in dots", "local-guard", "local-guard-2024.05.01", false),
+            ("two dates", "local-guard", "local-guard-2024-05-01-2024-05-02", false),
+            ("a date and a trailing space", "local-guard", "local-guard-2024-05-01 ", false),
+            ("a month that does not exist", "local-guard", "local-guard-2024-13-01", false),
+            ("a date with one-digit month", "local-guard", "local-guard-2024-5-01", false),
+            ("a date in full-width digits", "local-guard", "local-guard-\u{ff12}\u{ff10}\u{ff12}\u{ff14}0501", false),
+            ("a year before 2000", "local-guard", "local-guard-19990501", false),
+            ("the pin in other letters", "local-guard", "LOCAL-GUARD", false),
+            ("another model with a date", "local-guard", "other-2024-05-01", false),
+            ("the pin cut short", "local-guard", "local-guar", false),
+            ("an empty model", "local-guard", "", false),
+            ("a dated pin with another date", MODEL, "gpt-4o-mini-2024-07-19", false),
+            ("a dated pin with one more date", MODEL, "gpt-4o-mini-2024-07-18-2024-07-19", false),
+            ("the undated alias of a dated pin", MODEL, "gpt-4o-mini", false),
+        ];
+        for (name, pin, served, admitted) in cases {
+            let c = ClassifierConfig { model: (*pin).into(), allowed_models: vec![(*pin).into()], ..config() };
+            assert_eq!(served_by_pinned(&c, served), *admitted, "{name}: pin `{pin}`, served `{served}`");
+            let mut response = completion(&good_for(pin, "allow"));
+            let mut body: Value = serde_json::from_slice(&response.body).unwrap_or_default();
+            body["model"] = json!(served);
+            response.body = serde_json::to_vec(&body).unwrap_or_default();
+            let got = answer(&c, BASE_POLICY_VERSION, Ok(response)).map(|v| v.decision).map_err(|f| f.code());
+            let expected = if *admitted { Ok(super::verdict::GuardDecision::Allow) } else { Err("wrong_model") };
+            assert_eq!(got, expected, "{name}: pin `{pin}`, served `{served}`");
+        }
+    }
+
+    #[test]
+    fn date_suffixes_are_exactly_a_dash_and_a_compact_or_dashed_date() {
+        let cases: &[(&str, bool)] = &[
+            ("-20240718", true),
+            ("-2024-07-18", true),
+            ("-2000-01-01", true),
+            ("-20991231", true),
+            ("@2024-07-18", false),
+            ("@20240718", false),
+            ("2024-07-18", false),
+            ("-2024-07-18-", false),
+            ("--2024-07-18", false),
+            ("-2024_07_18", false),
+            ("-2024-0718", false),
+            ("-202407-18", false),
+            ("-2024071", false),
+            ("-202407180", false),
+            ("-2024-00-18", false),
+            ("-2024-07-00", false),
+            ("-2024-07-32", false),
+            ("-21000101", false),
+            ("-+2024-7-18", false),
+            ("", false),
+            ("-", false),
+        ];
+        for (suffix, expected) in cases {
+            assert_eq!(is_date_suffix(suffix), *expected, "`{suffix}`");
+        }
+    }
+
+    #[test]
+    fn every_envelope_defect_fails_closed_with_its_code() {
+        let c = config();
+        let pv = BASE_POLICY_VERSION;
+        let envelope = |change: &dyn Fn(&mut Value)| {
+            let mut response = completion(&good("allow"));
+            let mut body: Value = serde_json::from_slice(&response.body).unwrap_or_default();
+            change(&mut body);
+            response.body = serde_json::to_vec(&body).unwrap_or_default();
+            Ok(response)
+        };
+        let finish = |reason: Value| move |b: &mut Value| b["choices"][0]["finish_reason"] = reason.clone();
+        let remove = |path: &'static [&'static str]| {
+            move |b: &mut Value| {
+                let (last, parents) = path.split_last().unwrap_or((&"", &[]));
+                let mut at = &mut *b;
+                for p in parents {
+                    at = if let Ok(i) = p.parse::<usize>() { &mut at[i] } else { &mut at[*p] };
+                }
+                if let Some(o) = at.as_object_mut() {
+                    o.remove(*last);
+                }
+            }
+        };
+        type Change = Box<dyn Fn(&mut Value)>;
+        // (what the row shows, change to a good completion, failure code or `admitted`)
+        let cases: Vec<(&str, Change, &str)> = vec![
+            ("a well-formed completion", Box::new(|_: &mut Value| {}), "admitted"),
+            (
+                "a completion that reports `status: completed`",
+                Box::new(|b: &mut Value| b["status"] = json!("completed")),
+                "admitted",
+            ),
+            (
+                "a completion with null `incomplete_details`",
+                Box::new(|b: &mut Value| b["incomplete_details"] = Value::Null),
+                "admitted",
+            ),
+            ("an envelope without `model`", Box::new(remove(&["model"])), "bad_envelope"),
+            ("an envelope whose `model` is null", Box::new(|b: &mut Value| b["model"] = Value::Null), "bad_envelope"),
+            ("an envelope whose `model` is a number", Box::new(|b: &mut Value| b["model"] = json!(4)), "bad_envelope"),
+            ("an envelope whose `model` is empty", Box::new(|b: &mut Value| b["model"] = json!("")), "wrong_model"),
+            ("a finish reason of `length`", Box::new(finish(json!("length"))), "incomplete"),
+            ("a finish reason of `content_filter`", Box::new(finish(json!("content_filter"))), "incomplete"),
+            ("a finish reason of `tool_calls`", Box::new(finish(json!("tool_calls"))), "incomplete"),
+            ("a finish reason of `function_call`", Box::new(finish(json!("function_call"))), "incomplete"),
+            ("a finish reason of `STOP`", Box::new(finish(json!("STOP"))), "incomplete"),
+            ("a finish reason of `stop ` with a space", Box::new(finish(json!("stop "))), "incomplete"),
+            ("a null finish reason", Box::new(finish(Value::Null)), "incomplete"),
+            ("a finish reason that is not a string", Box::new(finish(json!(["stop"]))), "incomplete"),
+            ("no finish reason", Box::new(remove(&["choices", "0", "finish_reason"])), "incomplete"),
+            ("`status: incomplete`", Box::new(|b: &mut Value| b["status"] = json!("incomplete")), "incomplete"),
+            ("`status: in_progress`", Box::new(|b: &mut Value| b["status"] = json!("in_progress")), "incomplete"),
+            ("`status: failed`", Box::new(|b: &mut Value| b["status"] = json!("failed")), "incomplete"),
+            ("a null status", Box::new(|b: &mut Value| b["status"] = Value::Null), "incomplete"),
+            (
+                "`incomplete_details` naming the output limit",
+                Box::new(|b: &mut Value| b["incomplete_details"] = json!({"reason": "max_output_tokens"})),
+                "incomplete",
+            ),
+        ];
+        for (name, change, code) in cases {
+            let got = answer(&c, pv, envelope(&*change)).map(|_| "admitted").map_err(|f| f.code());
+            assert_eq!(got.unwrap_or_else(|e| e), code, "{name}");
+        }
     }
 
     #[test]

@@ -163,11 +163,14 @@ pub fn precheck(message: &OutboundMessage) -> Result<&str, Verdict> {
     Err(verdict)
 }
 
-/// A category safe to keep in signals and storage: a short label, or `other`.
+/// A category safe to keep in signals and storage: a short label, or
+/// `other`. A label a secret detector recognises is a secret, not a label,
+/// and is screened out like a reason that quotes one.
 pub fn safe_category(category: &str) -> String {
     let ok = !category.is_empty()
         && category.chars().count() <= MAX_STORED_CATEGORY_CHARS
-        && category.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b' '));
+        && category.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b' '))
+        && detectors::scan(category).is_empty();
     if ok { category.to_string() } else { "other".to_string() }
 }
 

@@ -188,7 +188,7 @@ fn dlp_config(mode: Mode, rules: OperatorRules) -> DlpConfig {
 }
 
 pub(crate) fn completion(content: &str) -> HttpResponse {
-    let body = json!({"model": MODEL, "choices": [{"message": {"role": "assistant", "content": content}}]});
+    let body = json!({"model": MODEL, "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
     HttpResponse { status: 200, headers: Vec::new(), body: serde_json::to_vec(&body).expect("json") }
 }
 
@@ -288,6 +288,12 @@ fn categories_are_kept_only_as_short_labels() {
     assert_eq!(safe_category(&"c".repeat(MAX_STORED_CATEGORY_CHARS)), "c".repeat(MAX_STORED_CATEGORY_CHARS));
     assert_eq!(safe_category(&"c".repeat(MAX_STORED_CATEGORY_CHARS + 1)), "other");
     assert_eq!(safe_category("the key AKIA…"), "other");
+    // A label that is itself a secret is screened like a reason that quotes one.
+    let aws = format!("{}{}", "AKIA", "Q2W3E4R5T6Y7U2I3");
+    assert_eq!(safe_category(&aws), "other");
+    assert_eq!(safe_category(&format!("credential {aws}")), "other");
+    assert_eq!(safe_category(&format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5")), "other");
+    assert_eq!(safe_category("aws-access-key"), "aws-access-key");
 }
 
 #[test]

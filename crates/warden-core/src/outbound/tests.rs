@@ -34,7 +34,7 @@ fn classifier_section(rules: Option<&str>) -> Value {
 
 fn answer(decision: &str, policy_version: &str) -> Result<HttpResponse, HttpError> {
     let content = json!({"decision": decision, "category": "routine", "reason": "checked", "model": MODEL, "policyVersion": policy_version}).to_string();
-    let body = json!({"model": MODEL, "choices": [{"message": {"role": "assistant", "content": content}}]});
+    let body = json!({"model": MODEL, "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
     Ok(HttpResponse { status: 200, headers: Vec::new(), body: serde_json::to_vec(&body).expect("json") })
 }
 
@@ -441,4 +441,57 @@ fn a_session_answer_names_a_session_of_bounded_length() {
     };
     assert!(record_approval(&config, &ports, &answer("s".repeat(MAX_SESSION_CHARS + 1))).is_err());
     assert_eq!(record_approval(&config, &ports, &answer("s".repeat(MAX_SESSION_CHARS))), Ok(()));
+}
+
+/// A classifier that answers `decision` with `category`, under whatever policy version it was asked for.
+fn classifier_with_category(decision: &'static str, category: String) -> ScriptedHttp {
+    ScriptedHttp::new(move |req| {
+        let body: Value = serde_json::from_slice(&req.body).expect("json request");
+        let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+        let pv =
+            system.rsplit("\"policyVersion\" (exactly \"").next().and_then(|s| s.split('"').next()).unwrap_or_default();
+        let content = json!({"decision": decision, "category": category, "reason": "checked", "model": MODEL, "policyVersion": pv}).to_string();
+        Ok(completion_of(&content))
+    })
+}
+
+fn completion_of(content: &str) -> HttpResponse {
+    let body = json!({"model": MODEL, "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
+    HttpResponse { status: 200, headers: Vec::new(), body: serde_json::to_vec(&body).expect("json") }
+}
+
+#[test]
+fn a_secret_given_as_the_classifier_category_never_reaches_signals_storage_or_logs() {
+    // Format-valid fakes built at test time, each a valid label (letters, digits, `_`, `-`, `.`).
+    let secrets = [
+        ("an AWS access key", fake_aws_key(7)),
+        ("a GitHub token", format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5")),
+        ("a Stripe key", format!("sk_live_{}", "4eC39HqLyjWDarjtT1zdp7dc")),
+        ("a Google API key", format!("AIza{}", "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY")),
+    ];
+    let config = config(None, Some(classifier_section(None)));
+    for (what, secret) in secrets {
+        assert!(secret.chars().count() <= crate::dlp::MAX_STORED_CATEGORY_CHARS, "{what} fits a label");
+        assert!(!crate::dlp::detectors::scan(&secret).is_empty(), "{what} is a detected secret");
+        for decision in ["review", "deny", "allow"] {
+            let world = World::new(classifier_with_category(decision, secret.clone()));
+            let ports = world.ports();
+            let v = check(&config, &ports, &message(ALICE, "numbers for the quarter"));
+            let category = v.signals.iter().find(|s| s.name == "dlp.category").map(|s| s.detail.as_str());
+            assert_eq!(category, Some("other"), "{what}, {decision}: {:?}", v.signals);
+            assert!(!v.reason.contains(&secret), "{what}, {decision}: {}", v.reason);
+            assert!(v.signals.iter().all(|s| !s.detail.contains(&secret)), "{what}, {decision}");
+            for (ns, key, value) in world.storage.dump() {
+                let text = String::from_utf8_lossy(&value);
+                assert!(!key.contains(&secret) && !text.contains(&secret), "{what}, {decision}: {ns}/{key} {text}");
+            }
+            for (_, line) in world.log.lines() {
+                assert!(!line.contains(&secret), "{what}, {decision}: {line}");
+            }
+        }
+    }
+    // An ordinary label is kept as it is.
+    let world = World::new(classifier_with_category("review", "internal".into()));
+    let v = check(&config, &world.ports(), &message(ALICE, "numbers for the quarter"));
+    assert_eq!(v.signals.iter().find(|s| s.name == "dlp.category").map(|s| s.detail.as_str()), Some("internal"));
 }

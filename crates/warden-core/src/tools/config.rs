@@ -128,10 +128,10 @@ pub struct ToolsConfig {
     pub home: Option<String>,
     /// Globs of paths no tool may read or write; `!glob` makes an exception. Replaces the defaults when given.
     #[cfg_attr(feature = "schema", schemars(length(max = MAX_PATH_GLOBS)))]
-    pub protected_paths: Vec<String>,
+    pub protected_paths: Vec<paths::Glob>,
     /// Globs outside the workspace that may still be written. Replaces the defaults when given.
     #[cfg_attr(feature = "schema", schemars(length(max = MAX_PATH_GLOBS)))]
-    pub writable_paths: Vec<String>,
+    pub writable_paths: Vec<paths::Glob>,
     /// Whether the built-in taxonomy (Claude Code, OpenClaw, Hermes, MCP) applies after `taxonomy`.
     pub builtin_taxonomy: bool,
     /// Tool kinds and argument fields, checked before the built-in entries.
@@ -219,8 +219,8 @@ impl Default for ToolsConfig {
             mode: Mode::Enforce,
             workspace: None,
             home: None,
-            protected_paths: DEFAULT_PROTECTED.iter().map(|s| s.to_string()).collect(),
-            writable_paths: DEFAULT_WRITABLE.iter().map(|s| s.to_string()).collect(),
+            protected_paths: DEFAULT_PROTECTED.iter().filter_map(|s| paths::Glob::with_exception(s).ok()).collect(),
+            writable_paths: DEFAULT_WRITABLE.iter().filter_map(|s| paths::Glob::new(s).ok()).collect(),
             builtin_taxonomy: true,
             taxonomy: Vec::new(),
             builtin_inputs: true,
@@ -352,14 +352,17 @@ impl ToolsConfig {
     }
 }
 
-fn read_glob(r: &mut Reader, node: Node<'_>, exceptions: bool) -> Option<String> {
+/// Reads one path glob and compiles it; `exceptions` allows `!glob`.
+fn read_glob(r: &mut Reader, node: Node<'_>, exceptions: bool) -> Option<paths::Glob> {
     let text = r.string_value(&node, Text::non_blank(MAX_GLOB_CHARS))?;
-    let glob = if exceptions { text.strip_prefix('!').unwrap_or(&text) } else { text.as_str() };
-    if let Some(problem) = paths::glob_problem(glob) {
-        r.error(node.path, format!("`{}` {problem}", shorten(&text)));
-        return None;
+    let compiled = if exceptions { paths::Glob::with_exception(&text) } else { paths::Glob::new(&text) };
+    match compiled {
+        Ok(glob) => Some(glob),
+        Err(problem) => {
+            r.error(node.path, format!("`{}` {problem}", shorten(&text)));
+            None
+        }
     }
-    Some(text)
 }
 
 fn read_kind(r: &mut Reader, node: Node<'_>) -> Option<Kind> {
@@ -492,7 +495,11 @@ fn read_rules(r: &mut Reader, node: &Node<'_>) -> BTreeMap<String, RuleSetting> 
         let Some(info) = RULES.iter().find(|i| i.name == name) else {
             r.error(
                 child.path,
-                format!("`{}` is not a configurable rule; see `tools::rules::RULES` for the list", shorten(name)),
+                format!(
+                    "`{}` is not a configurable rule; the rules are {}",
+                    shorten(name),
+                    RULES.iter().map(|i| format!("`{}`", i.name)).collect::<Vec<_>>().join(", ")
+                ),
             );
             continue;
         };

@@ -25,8 +25,10 @@ pub struct Places<'a> {
     /// Workspace root, normalized.
     pub workspace: Option<String>,
     pub home: Option<&'a str>,
-    pub protected: &'a [String],
-    pub writable: &'a [String],
+    /// Protected-path globs, compiled at configure; exceptions (`!glob`) among them.
+    pub protected: &'a [paths::Glob],
+    /// Writable-path globs, compiled at configure.
+    pub writable: &'a [paths::Glob],
     /// What the host declared about itself: Warden's own files and command.
     pub host: &'a crate::host::Prepared,
 }
@@ -35,8 +37,8 @@ impl Places<'_> {
     /// The protected-path glob a normalized path matches, unless an exception (`!glob`) matches it too.
     pub fn protected_by(&self, path: &str) -> Option<&str> {
         let split = paths::SplitPath::new(path);
-        let hit = self.protected.iter().find(|g| !g.starts_with('!') && split.matches(g))?;
-        let excepted = self.protected.iter().filter_map(|g| g.strip_prefix('!')).any(|g| split.matches(g));
+        let hit = self.protected.iter().find(|g| !g.is_exception() && split.matches(g))?;
+        let excepted = self.protected.iter().filter(|g| g.is_exception()).any(|g| split.matches(g));
         (!excepted).then_some(hit.as_str())
     }
 

@@ -1,5 +1,6 @@
 //! Runs the shared table of tool calls in `testdata/tool-calls.json` through
-//! the whole engine, as the component would.
+//! the whole engine, as the component would. Each call names a session (as
+//! hosts do) that holds no pin.
 
 use crate::Warden;
 use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
@@ -35,7 +36,8 @@ fn every_tool_call_in_the_table_gets_its_decision_and_rule() {
             arguments: case["args"].to_string(),
             call_id: None,
             run_id: None,
-            session_id: None,
+            // Hosts name the session; pinning refuses gated calls without one.
+            session_id: Some("table".to_string()),
             now_ms: 1_700_000_000_000,
             identity: Identity::default(),
             cwd: case["cwd"].as_str().map(str::to_string).or_else(|| default_cwd.clone()),

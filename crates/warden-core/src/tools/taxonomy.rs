@@ -232,9 +232,14 @@ pub fn classify<'a>(configured: &'a [ToolEntry], builtin: &'a [ToolEntry], name:
     None
 }
 
-/// Paths named in a patch: `*** Update File: x`, `+++ b/x` and the like.
+/// Paths named in a patch: `*** Update File: x`, `+++ b/x` and the like,
+/// each once, in the order they first appear. One pass over the lines, with
+/// the paths seen kept in an ordered set, so the work grows with the patch's
+/// size (times the logarithm of its file count), not with its file count
+/// squared.
 pub fn patch_paths(patch: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for line in patch.lines() {
         let path = ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "]
             .iter()
@@ -248,7 +253,7 @@ pub fn patch_paths(patch: &str) -> Vec<String> {
                 Some(rest.strip_prefix("a/").or_else(|| rest.strip_prefix("b/")).unwrap_or(rest))
             });
         if let Some(p) = path.map(str::trim).filter(|p| !p.is_empty())
-            && !out.iter().any(|o: &String| o == p)
+            && seen.insert(p)
         {
             out.push(p.to_string());
         }
