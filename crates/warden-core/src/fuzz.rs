@@ -720,6 +720,7 @@ fn fuzz_turns_pins_and_approvals_on_arbitrary_records() {
                 session_id: session,
                 call_id: None,
                 now_ms: 1_700_000_000_000,
+                idempotency_key: None,
             };
             if let Err(e) = w.record_approval(&p, &approval) {
                 readable(&e.to_string())?;

@@ -115,8 +115,8 @@ impl HostContext {
     pub fn prepare(&self) -> Prepared {
         Prepared {
             secret: self.approval_secret.clone(),
-            globs: with_home_aliases(self.databases.iter().chain(&self.protected_paths)),
-            database_globs: with_home_aliases(self.databases.iter()),
+            globs: compiled(with_home_aliases(self.databases.iter().chain(&self.protected_paths))),
+            database_globs: compiled(with_home_aliases(self.databases.iter())),
             database_names: self
                 .databases
                 .iter()
@@ -127,6 +127,12 @@ impl HostContext {
             admin_programs: self.admin_programs.clone(),
         }
     }
+}
+
+/// The globs compiled once. Every declared path passed [`HostContext::validate`],
+/// which compiles it, and a home alias only shortens a valid glob.
+fn compiled(globs: Vec<String>) -> Vec<paths::Glob> {
+    globs.iter().filter_map(|g| paths::Glob::new(g).ok()).collect()
 }
 
 /// Each glob, with its home-relative form when it lies under a home
@@ -152,10 +158,10 @@ fn with_home_aliases<'a>(globs: impl Iterator<Item = &'a String>) -> Vec<String>
 pub struct Prepared {
     /// The approval secret; empty when the host declared none.
     pub secret: Vec<u8>,
-    /// Every protected glob, databases included.
-    pub globs: Vec<String>,
-    /// The globs of Warden's database files.
-    pub database_globs: Vec<String>,
+    /// Every protected glob, databases included, compiled.
+    pub globs: Vec<paths::Glob>,
+    /// The globs of Warden's database files, compiled.
+    pub database_globs: Vec<paths::Glob>,
     /// The file names of Warden's database files, for code that names them inline.
     pub database_names: Vec<String>,
     /// Names Warden's own command runs under.

@@ -62,7 +62,7 @@ pub const DATABASE_CLIENTS: &[&str] = &[
 /// The host-declared glob a normalized path matches.
 pub fn protected_by<'a>(places: &Places<'a>, path: &str) -> Option<&'a str> {
     let split = crate::paths::SplitPath::new(path);
-    places.host.globs.iter().find(|g| split.matches(g)).map(String::as_str)
+    places.host.globs.iter().find(|g| split.matches(g)).map(crate::paths::Glob::as_str)
 }
 
 /// A finding for a tool that names a protected path.

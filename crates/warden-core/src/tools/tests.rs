@@ -955,6 +955,8 @@ fn a_retried_once_approval_with_the_same_idempotency_key_grants_one_call() {
     let unkeyed = Approval { idempotency_key: None, ..approval };
     assert_eq!(w.record_approval(&env.ports(), &unkeyed), Ok(()));
     assert_eq!(decided(&w.check_tool_call(&env.ports(), &c)), (Decision::Allow, rules::MEMORY_ALLOW));
+}
+
 /// An `apply_patch` patch adding `files` files in the workspace, and one more
 /// (the last) that writes a protected path when `protected` is set.
 fn patch_of(files: usize, protected: bool) -> String {
@@ -970,30 +972,19 @@ fn patch_of(files: usize, protected: bool) -> String {
 }
 
 #[test]
-fn a_patch_naming_each_of_its_files_once_is_judged_in_time_linear_in_its_size() {
+fn a_protected_file_at_the_end_of_a_sixty_thousand_file_patch_is_still_found() {
+    // The judge reads a patch's file names in one pass (it was quadratic in the
+    // file count); the cost is measured by the judge benchmark, not here.
     let w = warden(json!({"tools": {"workspace": "/ws"}}));
-    let time = |files: usize, protected: bool| {
+    let decide = |files: usize, protected: bool| {
         let env = Env::new();
         let c = call("apply_patch", json!({ "input": patch_of(files, protected) }));
-        let started = std::time::Instant::now();
         let v = w.check_tool_call(&env.ports(), &c);
-        (started.elapsed(), (v.decision, v.rule))
+        (v.decision, v.rule)
     };
-    // The protected file at the end of a large patch is still found.
-    let (_, got) = time(2_000, true);
-    assert_eq!(got, (Decision::Deny, rules::PATH_PROTECTED.to_string()));
-    let (_, got) = time(2_000, false);
-    assert_eq!(got, (Decision::Allow, rules::ALLOW.to_string()));
-    // Doubling the patch at most a little over doubles the time (a quadratic
-    // judge takes four times as long); the best of three runs each.
-    let best = |files: usize| (0..3).map(|_| time(files, false).0).min().unwrap_or_default();
-    let (small, large) = (best(15_000), best(30_000));
-    std::println!("apply_patch of 15,000 files: {small:?}; of 30,000 files: {large:?}");
-    assert!(large < small * 3, "15,000 files took {small:?}, 30,000 took {large:?}");
-    let (sixty, got) = time(60_000, true);
-    std::println!("apply_patch of 60,001 files: {sixty:?}");
-    assert_eq!(got, (Decision::Deny, rules::PATH_PROTECTED.to_string()));
-    assert!(sixty < std::time::Duration::from_secs(3), "60,001 files took {sixty:?}");
+    assert_eq!(decide(2_000, true), (Decision::Deny, rules::PATH_PROTECTED.to_string()));
+    assert_eq!(decide(2_000, false), (Decision::Allow, rules::ALLOW.to_string()));
+    assert_eq!(decide(60_000, true), (Decision::Deny, rules::PATH_PROTECTED.to_string()));
 }
 
 #[test]
