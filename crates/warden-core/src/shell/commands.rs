@@ -274,6 +274,9 @@ struct Frame {
     via: Vec<String>,
     /// What the command reads on its standard input unless it redirects it.
     stdin: Input,
+    /// How many of `pipes` were there when the shell running it started:
+    /// stages of pipelines inside it run in subshells of their own.
+    pipes_base: usize,
 }
 
 struct Walker<'c, 'a> {
@@ -598,6 +601,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         let mut sub = state.clone();
         let mut f = frame.clone();
         f.pipes.clear();
+        f.pipes_base = 0;
         f.background = false;
         let saved = core::mem::take(&mut self.segment);
         let printed = self.script(script, &mut sub, &f);
@@ -780,7 +784,17 @@ impl<'c, 'a> Walker<'c, 'a> {
         let mut cwd_override: Option<Option<String>> = None;
         // A wrapper that runs code rather than a program: what it runs and how to name it.
         let mut runner: Option<(Unwrap, String)> = None;
-        for _ in 0..MAX_WRAPPERS {
+        let mut unwrapped = 0;
+        loop {
+            if unwrapped == MAX_WRAPPERS {
+                let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
+                if wrappers::find(&program).is_some() {
+                    self.stop(&format!("it wraps a program in more than {MAX_WRAPPERS} wrappers"));
+                    return None;
+                }
+                break;
+            }
+            unwrapped += 1;
             let Some(program) = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()) else {
                 break;
             };
@@ -997,7 +1011,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         // State a shell keeps.
         match program.as_str() {
             // `cd` in a pipeline runs in a subshell and changes nothing after it.
-            "cd" | "pushd" if frame.pipes.is_empty() => {
+            "cd" | "pushd" if frame.pipes.len() <= frame.pipes_base => {
                 state.cwd = match argv.get(1) {
                     None => Some("~".to_string()),
                     Some(a) => match a.known() {
@@ -1072,6 +1086,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 let printed = if via == "eval" {
                     self.script(&script, state, &f)
                 } else {
+                    f.pipes_base = f.pipes.len();
                     let mut sub = state.clone();
                     for (n, a) in positional.iter().enumerate() {
                         sub.vars.insert(n.to_string(), Var { value: a.text.clone(), secret: a.secret });
