@@ -430,7 +430,7 @@ fn sq(text: &str) -> String {
 
 /// One rewrite of `script` that a shell runs the same way.
 fn mutate(rng: &mut Rng, script: &str) -> String {
-    match rng.next() % 12 {
+    match rng.next() % 20 {
         0 => format!(
             "{} {script}",
             rng.pick(&[
@@ -459,8 +459,29 @@ fn mutate(rng: &mut Rng, script: &str) -> String {
         8 => format!("{{ {script}; }}"),
         9 => format!("( {script} )"),
         10 => format!("true && {script}"),
+        11 => format!("echo {} | xxd -r -p | sh", script.bytes().map(|b| format!("{b:02x}")).collect::<String>()),
+        12 => format!(
+            "echo {} | rev | bash",
+            sq(&script.split('\n').map(|l| l.chars().rev().collect::<String>()).collect::<Vec<_>>().join("\n"))
+        ),
+        13 => format!("printf '{}' | sh", script.bytes().map(|b| format!("\\x{b:02x}")).collect::<String>()),
+        14 => format!("c={}; {} \"$c\"", sq(script), rng.pick(&["eval", "bash -c", "sh -c"])),
+        15 => format!("trap {} EXIT", sq(script)),
+        16 => format!("f() {{\n{script}\n}}; f"),
+        17 => format!("echo {} | tr 'A-Za-z' 'N-ZA-Mn-za-m' | sh", sq(&rot13(script))),
+        18 => format!("timeout 5 {} -c {}", rng.pick(&["sh", "bash"]), sq(script)),
         _ => format!("su -c {}", sq(script)),
     }
+}
+
+fn rot13(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+            'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+            _ => c,
+        })
+        .collect()
 }
 
 /// Spellings of the base commands' program names that bash reads the same.
@@ -486,8 +507,9 @@ fn a_seeded_mutation_search_finds_no_allowed_variant_of_a_destructive_command() 
     let w = warden();
     let mut rng = Rng(0x5eed_cafe_f00d_d00d);
     let mut allowed = Vec::new();
+    let mut same_rule = 0;
     for n in 0..count {
-        let (base, _) = bases.get(n % bases.len()).copied().unwrap_or(("rm -rf /", ""));
+        let (base, rule) = bases.get(n % bases.len()).copied().unwrap_or(("rm -rf /", ""));
         let mut variant = respell(&mut rng, base);
         for _ in 0..=(rng.next() % 3) {
             variant = mutate(&mut rng, &variant);
@@ -495,8 +517,13 @@ fn a_seeded_mutation_search_finds_no_allowed_variant_of_a_destructive_command() 
         let v = judge(&w, &variant);
         if v.decision == Decision::Allow {
             allowed.push(variant);
+        } else if v.rule == rule {
+            same_rule += 1;
         }
     }
-    std::println!("mutation search: {count} variants tried, {} allowed", allowed.len());
+    std::println!(
+        "mutation search: {count} variants tried, {} allowed, {same_rule} decided by their base command's rule",
+        allowed.len()
+    );
     assert!(allowed.is_empty(), "allowed variants:\n{}", allowed.join("\n---\n"));
 }
