@@ -385,13 +385,13 @@ impl<'c, 'a> Walker<'c, 'a> {
                 let redirs = self.compound_redirects(redirects, state, frame);
                 let f = self.compound_frame(redirects, frame, &redirs);
                 let out = self.script(body, &mut sub, &f);
-                if prints_elsewhere(&redirs) { Some(String::new()) } else { out }
+                if prints_elsewhere(&redirs) { None } else { out }
             }
             Command::Group(body, redirects) => {
                 let redirs = self.compound_redirects(redirects, state, frame);
                 let f = self.compound_frame(redirects, frame, &redirs);
                 let out = self.script(body, state, &f);
-                if prints_elsewhere(&redirs) { Some(String::new()) } else { out }
+                if prints_elsewhere(&redirs) { None } else { out }
             }
             Command::If { branches, otherwise, redirects } => {
                 let redirs = self.compound_redirects(redirects, state, frame);
@@ -1048,11 +1048,8 @@ impl<'c, 'a> Walker<'c, 'a> {
             _ => {}
         }
 
-        let printed = if prints_elsewhere(&inv.redirects) {
-            Some(String::new())
-        } else {
-            decode::output(&program, &argv, &input)
-        };
+        // Output sent elsewhere may still reach the pipe (`>/dev/stdout`, `>&2 |&`): unknown.
+        let printed = if prints_elsewhere(&inv.redirects) { None } else { decode::output(&program, &argv, &input) };
         let find = program == "find";
         if self.push(inv).is_some() && find {
             self.find(&argv, state, &frame, segment);
@@ -1177,7 +1174,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 let mut sub = state.clone();
                 self.run_input(inv, input, program, &mut sub, frame, segment)
             }
-            Some(a) if a.known() == Some("-") || a.known() == Some("/dev/stdin") => {
+            Some(a) if a.known().is_some_and(is_stdin) => {
                 let mut sub = state.clone();
                 self.run_input(inv, input, program, &mut sub, frame, segment)
             }
@@ -1483,6 +1480,11 @@ fn input_of(redirs: &[Redir], inherited: &Input) -> Input {
         };
     }
     input
+}
+
+/// Whether a script operand names standard input.
+fn is_stdin(path: &str) -> bool {
+    matches!(path, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
 
 /// Whether the command's standard output goes somewhere else than the pipe.

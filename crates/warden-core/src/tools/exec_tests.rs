@@ -112,6 +112,19 @@ const CHANNELS: &[Row] = &[
         Decision::Deny,
         "exec.recursive-delete",
     ),
+    ("sh reading /dev/fd/0 from a here-string", "sh /dev/fd/0 <<< 'rm -rf /'", Decision::Deny, "exec.recursive-delete"),
+    (
+        "source of /dev/stdin from a here-string",
+        "source /dev/stdin <<< 'rm -rf ~'",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "output redirected to /dev/stdout into sh is code known only at run time",
+        "echo 'rm -rf /' > /dev/stdout | sh",
+        Decision::Ask,
+        "exec.dynamic-code",
+    ),
     (
         "a group printing code into sh",
         "{ echo 'cd /'; echo 'rm -rf *'; } | sh",
