@@ -1312,7 +1312,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                             }
                             _ => {
                                 let prefix = t.split(r.as_str()).next().unwrap_or("").to_string();
-                                *a = Arg { text: None, prefix, raw: a.raw.clone(), ..Arg::default() };
+                                // Run as code (`sh -c 'wc -l {}'`), the input is a value no
+                                // script can set: `$$`.
+                                let static_text = Some(t.replace(r.as_str(), "$$"));
+                                *a = Arg { text: None, prefix, raw: a.raw.clone(), static_text, ..Arg::default() };
                             }
                         }
                     }

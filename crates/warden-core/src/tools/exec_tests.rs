@@ -226,6 +226,18 @@ const WRAPPERS: &[Row] = &[
     ("at reading a here-string", "at now + 1 minute <<< 'rm -rf /'", Decision::Deny, "exec.recursive-delete"),
     ("batch reading a here-document", "batch <<EOF\nrm -rf ~\nEOF", Decision::Deny, "exec.recursive-delete"),
     ("xargs into sh -c with $1", "echo / | xargs sh -c 'rm -rf \"$1\"' _", Decision::Deny, "exec.recursive-delete"),
+    (
+        "xargs -I into sh -c deletes its input",
+        "ls | xargs -I{} sh -c 'rm -rf {}'",
+        Decision::Ask,
+        "exec.recursive-delete-dynamic",
+    ),
+    (
+        "xargs -I into sh -c counting lines passes",
+        "find . -name '*.ts' | xargs -I{} sh -c 'wc -l {}'",
+        Decision::Allow,
+        "tools.allow",
+    ),
     ("find -exec ;", "find / -maxdepth 0 -exec rm -rf {} \\;", Decision::Deny, "exec.recursive-delete"),
     ("find -execdir +", "find ~ -execdir rm -rf {} +", Decision::Deny, "exec.recursive-delete"),
     ("find -ok", "find / -ok rm -rf {} \\;", Decision::Deny, "exec.recursive-delete"),
