@@ -18,7 +18,9 @@
 //! stops and reports [`ProblemKind::TooComplex`].
 
 use super::ast::*;
+use super::decode;
 use super::print;
+use super::wrappers::{self, Runs, Unwrap};
 use crate::paths;
 use crate::prelude::*;
 use core::ops::Range;
@@ -69,15 +71,28 @@ pub struct Arg {
     pub procs: Vec<Range<usize>>,
     /// The value carries data read from a protected path.
     pub secret: bool,
+    /// The value counting what its command substitutions print, when that is
+    /// known statically (`"$(echo cm0= | base64 -d)"`); used where the word
+    /// is run as code.
+    pub static_text: Option<String>,
+    /// What the word's process substitution prints, when the word is one
+    /// `<(...)` whose output is known statically.
+    pub fed: Option<String>,
 }
 
 impl Arg {
     /// A known value that nobody wrote as a word (a synthesized argument).
     pub fn fixed(text: &str) -> Arg {
-        Arg { text: Some(text.to_string()), prefix: text.to_string(), raw: text.to_string(), ..Arg::default() }
+        Arg {
+            text: Some(text.to_string()),
+            prefix: text.to_string(),
+            raw: text.to_string(),
+            static_text: Some(text.to_string()),
+            ..Arg::default()
+        }
     }
 
-    fn unknown(raw: &str) -> Arg {
+    pub(crate) fn unknown(raw: &str) -> Arg {
         Arg { text: None, raw: raw.to_string(), ..Arg::default() }
     }
 
@@ -86,9 +101,26 @@ impl Arg {
         self.text.as_deref()
     }
 
-    fn is_option(&self) -> bool {
-        self.known().is_some_and(|t| t.len() > 1 && t.starts_with('-'))
+    /// The value as code: the known value, or else the value counting what
+    /// its command substitutions print.
+    pub fn code(&self) -> Option<&str> {
+        self.text.as_deref().or(self.static_text.as_deref())
     }
+}
+
+/// What a command reads on its standard input, as far as it is known.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Input {
+    /// Nothing the command itself supplies (the caller's input).
+    #[default]
+    Nothing,
+    /// Text known from the command: a here-string, a here-document, or what
+    /// an earlier stage of the pipeline prints.
+    Text(String),
+    /// The file at this normalized path.
+    File(String),
+    /// Something only known when it runs.
+    Unknown,
 }
 
 /// A redirection after expansion.
@@ -126,6 +158,10 @@ pub struct Invocation {
     pub code_from: Vec<Range<usize>>,
     /// It runs its standard input as code (`curl ... | sh`).
     pub runs_stdin: bool,
+    /// It runs code only known when the command runs: a shell reading input
+    /// that is not fixed text (`sh <<< "$x"`, `cat f | sh`), or a code
+    /// string that is not (`bash -c "$x"`).
+    pub code_unknown: bool,
     /// Files it runs as code (`./x.sh`, `bash x.sh`, `source x`), normalized.
     pub runs_files: Vec<String>,
     /// Invocations feeding its standard input through redirections.
@@ -236,6 +272,11 @@ struct Frame {
     background: bool,
     function: Option<String>,
     via: Vec<String>,
+    /// What the command reads on its standard input unless it redirects it.
+    stdin: Input,
+    /// How many of `pipes` were there when the shell running it started:
+    /// stages of pipelines inside it run in subshells of their own.
+    pipes_base: usize,
 }
 
 struct Walker<'c, 'a> {
@@ -284,67 +325,92 @@ impl<'c, 'a> Walker<'c, 'a> {
         !self.stopped
     }
 
-    fn script(&mut self, script: &Script, state: &mut State, frame: &Frame) {
+    /// Analyses a list; returns what it prints when that is known statically.
+    fn script(&mut self, script: &Script, state: &mut State, frame: &Frame) -> Option<String> {
+        let mut printed = Some(String::new());
         for item in &script.0 {
             if self.stopped {
-                return;
+                return None;
             }
             let mut f = frame.clone();
             f.background |= item.background;
-            self.pipeline(&item.list.first, state, &f);
+            let out = self.pipeline(&item.list.first, state, &f);
+            printed = concat(printed, out);
             for (_, p) in &item.list.rest {
-                self.pipeline(p, state, &f);
+                let out = self.pipeline(p, state, &f);
+                printed = concat(printed, out);
             }
         }
+        printed
     }
 
-    fn pipeline(&mut self, pipeline: &Pipeline, state: &mut State, frame: &Frame) {
+    fn pipeline(&mut self, pipeline: &Pipeline, state: &mut State, frame: &Frame) -> Option<String> {
         if pipeline.commands.len() == 1 {
-            if let Some(c) = pipeline.commands.first() {
-                self.command(c, state, frame);
-            }
-            return;
+            return pipeline.commands.first().and_then(|c| self.command(c, state, frame));
         }
         let id = self.pipelines;
         self.pipelines += 1;
+        let mut last: Option<String> = None;
         for (stage, c) in pipeline.commands.iter().enumerate() {
             let mut f = frame.clone();
             f.pipes.push((id, stage));
+            if stage > 0 {
+                // Each stage reads what the one before it prints.
+                f.stdin = last.take().map_or(Input::Unknown, Input::Text);
+            }
             // Each stage runs in a subshell: its `cd` and variables stay there.
             let mut sub = state.clone();
-            self.command(c, &mut sub, &f);
+            last = self.command(c, &mut sub, &f);
         }
+        last
     }
 
-    fn command(&mut self, command: &Command, state: &mut State, frame: &Frame) {
+    /// The frame a compound command's body runs in: its input redirected.
+    fn compound_frame(&self, redirects: &[Redirect], frame: &Frame, redirs: &[Redir]) -> Frame {
+        let mut f = frame.clone();
+        if !redirects.is_empty() {
+            f.stdin = input_of(redirs, &frame.stdin);
+        }
+        f
+    }
+
+    fn command(&mut self, command: &Command, state: &mut State, frame: &Frame) -> Option<String> {
         if !self.step() {
-            return;
+            return None;
         }
         match command {
             Command::Simple(s) => self.simple(s, state, frame),
             Command::Subshell(body, redirects) => {
                 let mut sub = state.clone();
-                self.compound_redirects(redirects, state, frame);
-                self.script(body, &mut sub, frame);
+                let redirs = self.compound_redirects(redirects, state, frame);
+                let f = self.compound_frame(redirects, frame, &redirs);
+                let out = self.script(body, &mut sub, &f);
+                if prints_elsewhere(&redirs) { None } else { out }
             }
             Command::Group(body, redirects) => {
-                self.compound_redirects(redirects, state, frame);
-                self.script(body, state, frame);
+                let redirs = self.compound_redirects(redirects, state, frame);
+                let f = self.compound_frame(redirects, frame, &redirs);
+                let out = self.script(body, state, &f);
+                if prints_elsewhere(&redirs) { None } else { out }
             }
             Command::If { branches, otherwise, redirects } => {
-                self.compound_redirects(redirects, state, frame);
+                let redirs = self.compound_redirects(redirects, state, frame);
+                let f = self.compound_frame(redirects, frame, &redirs);
                 for (condition, body) in branches {
-                    self.script(condition, state, frame);
-                    self.script(body, state, frame);
+                    self.script(condition, state, &f);
+                    self.script(body, state, &f);
                 }
                 if let Some(body) = otherwise {
-                    self.script(body, state, frame);
+                    self.script(body, state, &f);
                 }
+                None
             }
             Command::Loop { condition, body, redirects, .. } => {
-                self.compound_redirects(redirects, state, frame);
-                self.script(condition, state, frame);
-                self.script(body, state, frame);
+                let redirs = self.compound_redirects(redirects, state, frame);
+                let f = self.compound_frame(redirects, frame, &redirs);
+                self.script(condition, state, &f);
+                self.script(body, state, &f);
+                None
             }
             Command::For { name, words, body, redirects } => {
                 self.compound_redirects(redirects, state, frame);
@@ -366,11 +432,13 @@ impl<'c, 'a> Walker<'c, 'a> {
                         self.script(body, state, frame);
                     }
                 }
+                None
             }
             Command::ForArith { header, body, redirects } => {
                 self.compound_redirects(redirects, state, frame);
                 self.arith(header, state, frame);
                 self.script(body, state, frame);
+                None
             }
             Command::Case { word, arms, redirects } => {
                 self.compound_redirects(redirects, state, frame);
@@ -381,10 +449,12 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                     self.script(body, state, frame);
                 }
+                None
             }
             Command::Arith(raw, redirects) => {
                 self.compound_redirects(redirects, state, frame);
                 self.arith(raw, state, frame);
+                Some(String::new())
             }
             Command::Function { name, body } => {
                 self.out.functions.push(name.clone());
@@ -394,21 +464,23 @@ impl<'c, 'a> Walker<'c, 'a> {
                 f.function = Some(name.clone());
                 let mut sub = state.clone();
                 self.command(body, &mut sub, &f);
+                Some(String::new())
             }
         }
     }
 
     /// Redirections of a compound command apply to everything in it; they
     /// are recorded on an invocation of their own.
-    fn compound_redirects(&mut self, redirects: &[Redirect], state: &mut State, frame: &Frame) {
+    fn compound_redirects(&mut self, redirects: &[Redirect], state: &mut State, frame: &Frame) -> Vec<Redir> {
         if redirects.is_empty() {
-            return;
+            return Vec::new();
         }
         let (redirs, stdin_from) = self.redirects(redirects, state, frame);
         let segment: Vec<String> = redirs.iter().map(|r| format!("{} {}", r.op.as_str(), r.target.raw)).collect();
-        let mut inv = self.invocation(Vec::new(), redirs, state, frame, &segment.join(" "));
+        let mut inv = self.invocation(Vec::new(), redirs.clone(), state, frame, &segment.join(" "));
         inv.stdin_from = stdin_from;
         self.push(inv);
+        redirs
     }
 
     fn arith(&mut self, raw: &str, state: &mut State, frame: &Frame) -> Vec<Range<usize>> {
@@ -431,12 +503,15 @@ impl<'c, 'a> Walker<'c, 'a> {
     fn word(&mut self, word: &Word, state: &mut State, frame: &Frame) -> Arg {
         let mut arg = self.parts(&word.0, state, frame);
         arg.raw = print::word(word);
+        if !matches!(word.0.as_slice(), [Part::ProcIn(_)]) {
+            arg.fed = None;
+        }
         arg
     }
 
     /// Expands parts.
     fn parts(&mut self, parts: &[Part], state: &mut State, frame: &Frame) -> Arg {
-        let mut arg = Arg { text: Some(String::new()), ..Arg::default() };
+        let mut arg = Arg { text: Some(String::new()), static_text: Some(String::new()), ..Arg::default() };
         let append = |arg: &mut Arg, value: Option<&str>| match (&mut arg.text, value) {
             (Some(text), Some(v)) => {
                 text.push_str(v);
@@ -445,12 +520,25 @@ impl<'c, 'a> Walker<'c, 'a> {
             (text, None) => *text = None,
             (None, Some(_)) => {}
         };
+        let append_static = |arg: &mut Arg, value: Option<&str>| {
+            arg.static_text = match (arg.static_text.take(), value) {
+                (Some(mut t), Some(v)) if t.len() + v.len() <= decode::MAX_DECODED_BYTES => {
+                    t.push_str(v);
+                    Some(t)
+                }
+                _ => None,
+            };
+        };
         for part in parts {
             match part {
-                Part::Lit { text, .. } => append(&mut arg, Some(text)),
+                Part::Lit { text, .. } => {
+                    append(&mut arg, Some(text));
+                    append_static(&mut arg, Some(text));
+                }
                 Part::Double(inner) => {
                     let sub = self.parts(inner, state, frame);
                     append(&mut arg, sub.text.as_deref().or(Some(&sub.prefix)));
+                    append_static(&mut arg, sub.static_text.as_deref());
                     if sub.text.is_none() {
                         arg.text = None;
                     }
@@ -475,22 +563,31 @@ impl<'c, 'a> Walker<'c, 'a> {
                         _ => None,
                     };
                     append(&mut arg, known.as_deref());
+                    append_static(&mut arg, known.as_deref());
                 }
                 Part::Sub(script) => {
-                    let range = self.nested(script, state, frame);
+                    let (range, printed) = self.nested(script, state, frame);
                     let value = echo_value(script, state);
                     arg.secret |= self.any_secret(&range);
                     append(&mut arg, value.as_deref());
+                    // A command substitution drops the trailing newlines of what it prints.
+                    let printed = printed.map(|p| p.trim_end_matches('\n').to_string());
+                    append_static(&mut arg, value.as_deref().or(printed.as_deref()));
                     arg.subs.push(range);
                 }
                 Part::ProcIn(script) | Part::ProcOut(script) => {
-                    let range = self.nested(script, state, frame);
+                    let (range, printed) = self.nested(script, state, frame);
                     append(&mut arg, None);
+                    append_static(&mut arg, None);
+                    if matches!(part, Part::ProcIn(_)) {
+                        arg.fed = printed;
+                    }
                     arg.procs.push(range);
                 }
                 Part::Arith(raw) => {
                     let subs = self.arith(raw, state, frame);
                     append(&mut arg, None);
+                    append_static(&mut arg, None);
                     arg.subs.extend(subs);
                 }
             }
@@ -499,16 +596,17 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     /// Analyses a substituted script in a subshell and returns its invocations.
-    fn nested(&mut self, script: &Script, state: &State, frame: &Frame) -> Range<usize> {
+    fn nested(&mut self, script: &Script, state: &State, frame: &Frame) -> (Range<usize>, Option<String>) {
         let start = self.out.invocations.len();
         let mut sub = state.clone();
         let mut f = frame.clone();
         f.pipes.clear();
+        f.pipes_base = 0;
         f.background = false;
         let saved = core::mem::take(&mut self.segment);
-        self.script(script, &mut sub, &f);
+        let printed = self.script(script, &mut sub, &f);
         self.segment = saved;
-        start..self.out.invocations.len()
+        (start..self.out.invocations.len(), printed)
     }
 
     fn any_secret(&self, range: &Range<usize>) -> bool {
@@ -553,7 +651,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         (out, stdin_from)
     }
 
-    fn simple(&mut self, simple: &Simple, state: &mut State, frame: &Frame) {
+    fn simple(&mut self, simple: &Simple, state: &mut State, frame: &Frame) -> Option<String> {
         self.segment = print::simple(simple);
         let mut assigns = Vec::new();
         for a in &simple.assigns {
@@ -572,10 +670,17 @@ impl<'c, 'a> Walker<'c, 'a> {
             let unquoted_expansion = w.0.iter().any(|p| matches!(p, Part::Param(_) | Part::Sub(_)));
             match (&arg.text, unquoted_expansion) {
                 // An unquoted expansion is split into words: `x="rm -rf /"; $x`.
-                (Some(_), true) if state.vars.contains_key("IFS") => args.push(Arg { text: None, ..arg }),
+                (Some(_), true) if state.vars.contains_key("IFS") => {
+                    args.push(Arg { text: None, static_text: None, ..arg })
+                }
                 (Some(text), true) if text.split_whitespace().count() != 1 => {
                     for piece in text.split_whitespace() {
-                        args.push(Arg { text: Some(piece.to_string()), prefix: piece.to_string(), ..arg.clone() });
+                        args.push(Arg {
+                            text: Some(piece.to_string()),
+                            prefix: piece.to_string(),
+                            static_text: Some(piece.to_string()),
+                            ..arg.clone()
+                        });
                     }
                 }
                 _ => args.push(arg),
@@ -598,10 +703,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                 inv.stdin_from = stdin_from;
                 self.push(inv);
             }
-            return;
+            return Some(String::new());
         }
         let secret_env = assigns.iter().any(|(_, _, v)| v.secret);
-        self.dispatch(args, redirs, stdin_from, secret_env, state, frame, &segment);
+        self.dispatch(args, redirs, stdin_from, secret_env, state, frame, &segment)
     }
 
     fn invocation(
@@ -625,6 +730,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             function: frame.function.clone(),
             code_from: Vec::new(),
             runs_stdin: false,
+            code_unknown: false,
             runs_files: Vec::new(),
             stdin_from: Vec::new(),
             reads: Vec::new(),
@@ -661,7 +767,8 @@ impl<'c, 'a> Walker<'c, 'a> {
         paths::normalize(text, state.cwd.as_deref(), self.context.home)
     }
 
-    /// Unwraps wrappers, then records the program and what it does.
+    /// Unwraps wrappers, then records the program and what it does. Returns
+    /// what the command prints when that is known statically.
     #[allow(clippy::too_many_arguments)]
     fn dispatch(
         &mut self,
@@ -672,52 +779,63 @@ impl<'c, 'a> Walker<'c, 'a> {
         state: &mut State,
         frame: &Frame,
         segment: &str,
-    ) {
+    ) -> Option<String> {
         let mut frame = frame.clone();
         let mut cwd_override: Option<Option<String>> = None;
-        for _ in 0..MAX_WRAPPERS {
+        // A wrapper that runs code rather than a program: what it runs and how to name it.
+        let mut runner: Option<(Unwrap, String)> = None;
+        let mut unwrapped = 0;
+        loop {
+            if unwrapped == MAX_WRAPPERS {
+                let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
+                if wrappers::find(&program).is_some() {
+                    self.stop(&format!("it wraps a program in more than {MAX_WRAPPERS} wrappers"));
+                    return None;
+                }
+                break;
+            }
+            unwrapped += 1;
             let Some(program) = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()) else {
                 break;
             };
-            let rest = match program.as_str() {
-                "sudo" => operand(
-                    &argv,
-                    1,
-                    &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-T", "-U"],
-                    &["--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--other-user"],
-                ),
-                "doas" => operand(&argv, 1, &["-u", "-C"], &[]),
-                "nohup" | "builtin" | "unbuffer" | "chronic" => operand(&argv, 1, &[], &[]),
-                "setsid" => operand(&argv, 1, &[], &[]),
-                "exec" => operand(&argv, 1, &["-a"], &[]),
-                "nice" => operand(&argv, 1, &["-n"], &["--adjustment"]),
-                "ionice" => operand(&argv, 1, &["-c", "-n", "-p", "-P", "-u"], &["--class", "--classdata"]),
-                "stdbuf" => operand(&argv, 1, &["-i", "-o", "-e"], &["--input", "--output", "--error"]),
-                "time" => operand(&argv, 1, &["-f", "-o"], &["--format", "--output"]),
-                "timeout" => operand(&argv, 1, &["-s", "-k"], &["--signal", "--kill-after"]).map(|i| i + 1),
-                "chroot" => operand(&argv, 1, &[], &["--userspec", "--groups"]).map(|i| i + 1),
-                "busybox" => Some(1),
-                "command" => {
-                    if argv
-                        .iter()
-                        .skip(1)
-                        .take_while(|a| a.is_option())
-                        .any(|a| a.known().is_some_and(|t| t.contains('v') || t.contains('V')))
-                    {
-                        None
-                    } else {
-                        operand(&argv, 1, &[], &[])
-                    }
-                }
-                "env" => self.env_operand(&mut argv, state, &mut cwd_override),
-                "xargs" => {
+            let Some(row) = wrappers::find(&program) else { break };
+            let start = match row.runs {
+                Runs::Env => self.env_operand(&mut argv, state, &mut cwd_override),
+                Runs::Xargs => {
                     argv = self.xargs(&argv, &frame);
                     frame.via.push(program);
                     continue;
                 }
-                _ => None,
+                Runs::Find => break,
+                Runs::Parallel => {
+                    let code = wrappers::parallel(row, &argv, MAX_LOOP_VALUES)
+                        .map_or_else(|| Arg::unknown("(command of parallel)"), |c| Arg::fixed(&c));
+                    runner = Some((Unwrap::Code(code), program));
+                    break;
+                }
+                _ => match wrappers::unwrap(row, &argv) {
+                    Unwrap::Program(i) => Some(i),
+                    Unwrap::Nothing => None,
+                    // `watch ls "$dir"`: words only known at run time run as a program and its arguments.
+                    Unwrap::Joined(i) => match join_known(argv.get(i..).unwrap_or(&[])) {
+                        Some(code) => {
+                            runner = Some((Unwrap::Code(code), program));
+                            break;
+                        }
+                        None => Some(i),
+                    },
+                    other => {
+                        let label = match (row.runs, &other) {
+                            (Runs::FirstOperand, _) => program.clone(),
+                            (_, Unwrap::Code(_)) => format!("{program} -c"),
+                            _ => program.clone(),
+                        };
+                        runner = Some((other, label));
+                        break;
+                    }
+                },
             };
-            match rest {
+            match start {
                 Some(i) if i < argv.len() => {
                     frame.via.push(program);
                     argv.drain(..i);
@@ -734,44 +852,87 @@ impl<'c, 'a> Walker<'c, 'a> {
         let mut inv = self.invocation(argv.clone(), redirs, &state_for, &frame, segment);
         inv.stdin_from = stdin_from.clone();
         inv.secret_input |= secret_env;
+        let input = input_of(&inv.redirects, &frame.stdin);
+        // Code run by `-c` or `eval` reads the same input as the command.
+        let mut code_frame = frame.clone();
+        code_frame.stdin = input.clone();
 
-        // Code that runs: shells, interpreters, eval, source.
-        if SHELLS.contains(&program.as_str()) || program == "su" {
-            let (code, script) = shell_code(&argv, &program);
-            match code {
-                Some(word) => {
-                    let via = format!("{program} -c");
-                    if self.code_string(&word, &via, state, &frame, segment) {
-                        return;
+        // Code that runs: wrappers that run code, shells, interpreters, eval, source.
+        if let Some((run, label)) = runner {
+            match run {
+                Unwrap::Code(word) => {
+                    if let Some(printed) = self.code_string(&word, &[], &label, state, &code_frame, segment) {
+                        return printed;
                     }
-                    inv.code_from.extend(word.subs.iter().cloned());
-                    inv.code_from.extend(word.procs.iter().cloned());
+                    unknown_code(&mut inv, &word);
                 }
-                None => self.script_operand(&mut inv, script.as_ref(), &state_for),
+                Unwrap::Input => {
+                    if let Some(printed) = self.run_input(&mut inv, &input, &program, state, &frame, segment) {
+                        return printed;
+                    }
+                }
+                Unwrap::File(file) => {
+                    if let Some(printed) =
+                        self.script_operand(&mut inv, Some(&file), &input, &program, &state_for, &frame, segment)
+                    {
+                        return printed;
+                    }
+                }
+                Unwrap::Program(_) | Unwrap::Joined(_) | Unwrap::Nothing => {}
             }
-        } else if program == "watch" {
-            let start = operand(&argv, 1, &["-n", "-d", "-q", "-g"], &["--interval", "--differences"]);
-            if let Some(start) = start {
-                let joined = join_known(argv.get(start..).unwrap_or(&[]));
-                if let Some(word) = joined
-                    && self.code_string(&word, "watch", state, &frame, segment)
-                {
-                    return;
+        } else if SHELLS.contains(&program.as_str()) {
+            match shell_runs(&argv) {
+                ShellRuns::Code(word, positional) => {
+                    let via = format!("{program} -c");
+                    if let Some(printed) = self.code_string(&word, &positional, &via, state, &code_frame, segment) {
+                        return printed;
+                    }
+                    unknown_code(&mut inv, &word);
+                }
+                ShellRuns::File(file) => {
+                    if let Some(printed) =
+                        self.script_operand(&mut inv, Some(&file), &input, &program, &state_for, &frame, segment)
+                    {
+                        return printed;
+                    }
+                }
+                ShellRuns::Input => {
+                    if let Some(printed) = self.run_input(&mut inv, &input, &program, state, &frame, segment) {
+                        return printed;
+                    }
                 }
             }
         } else if program == "eval" {
-            match join_known(argv.get(1..).unwrap_or(&[])) {
-                Some(word) if self.code_string(&word, "eval", state, &frame, segment) => return,
-                _ => {
-                    for a in argv.iter().skip(1) {
-                        inv.code_from.extend(a.subs.iter().cloned());
-                        inv.code_from.extend(a.procs.iter().cloned());
+            match join_known(argv.get(1..).unwrap_or(&[])).or_else(|| join_code(argv.get(1..).unwrap_or(&[]))) {
+                Some(word) => {
+                    if let Some(printed) = self.code_string(&word, &[], "eval", state, &code_frame, segment) {
+                        return printed;
                     }
+                }
+                None => {
+                    for a in argv.iter().skip(1) {
+                        unknown_code(&mut inv, a);
+                    }
+                }
+            }
+        } else if program == "alias" {
+            // An alias runs where it is used; what it may run is judged where it is defined.
+            for a in argv.iter().skip(1) {
+                if let Some((name, value)) = a.code().and_then(|t| t.split_once('='))
+                    && !value.trim().is_empty()
+                {
+                    let mut scratch = state.clone();
+                    let via = format!("alias {name}");
+                    self.code_string(&Arg::fixed(value), &[], &via, &mut scratch, &code_frame, segment);
                 }
             }
         } else if program == "source" || program == "." {
             let script = argv.get(1).cloned();
-            self.script_operand(&mut inv, script.as_ref(), &state_for);
+            if let Some(printed) =
+                self.script_operand(&mut inv, script.as_ref(), &input, &program, &state_for, &frame, segment)
+            {
+                return printed;
+            }
         } else if let Some(flags) = interpreter(&program) {
             let mut code = None;
             let mut script = None;
@@ -795,7 +956,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     inv.code_from.extend(word.subs.iter().cloned());
                     inv.code_from.extend(word.procs.iter().cloned());
                 }
-                None => self.script_operand(&mut inv, script.as_ref(), &state_for),
+                None => self.foreign_script(&mut inv, script.as_ref(), &state_for),
             }
         } else if let Some(t) = argv.first().and_then(Arg::known).filter(|t| t.contains('/')) {
             inv.runs_files.push(self.normalize(t, &state_for));
@@ -850,7 +1011,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         // State a shell keeps.
         match program.as_str() {
             // `cd` in a pipeline runs in a subshell and changes nothing after it.
-            "cd" | "pushd" if frame.pipes.is_empty() => {
+            "cd" | "pushd" if frame.pipes.len() <= frame.pipes_base => {
                 state.cwd = match argv.get(1) {
                     None => Some("~".to_string()),
                     Some(a) => match a.known() {
@@ -887,20 +1048,31 @@ impl<'c, 'a> Walker<'c, 'a> {
             _ => {}
         }
 
+        // Output sent elsewhere may still reach the pipe (`>/dev/stdout`, `>&2 |&`): unknown.
+        let printed = if prints_elsewhere(&inv.redirects) { None } else { decode::output(&program, &argv, &input) };
         let find = program == "find";
         if self.push(inv).is_some() && find {
             self.find(&argv, state, &frame, segment);
         }
+        printed
     }
 
-    /// Runs a `-c` string or `eval` text. Returns whether it was known and parsed.
-    fn code_string(&mut self, word: &Arg, via: &str, state: &mut State, frame: &Frame, segment: &str) -> bool {
-        let Some(text) = word.known() else {
-            return false;
-        };
+    /// Runs a `-c` string, `eval` text or the code a shell reads. Returns
+    /// `None` when the code is only known at run time, else what it prints.
+    /// `positional` are the words after a `-c` string: `$0`, `$1`, ...
+    fn code_string(
+        &mut self,
+        word: &Arg,
+        positional: &[Arg],
+        via: &str,
+        state: &mut State,
+        frame: &Frame,
+        segment: &str,
+    ) -> Option<Option<String>> {
+        let text = word.code()?;
         if self.code_depth >= MAX_CODE_NESTING {
             self.stop(&format!("it nests code in strings more than {MAX_CODE_NESTING} levels deep"));
-            return true;
+            return Some(None);
         }
         match super::parse(text) {
             Ok(script) => {
@@ -908,29 +1080,123 @@ impl<'c, 'a> Walker<'c, 'a> {
                 f.via.push(via.to_string());
                 self.code_depth += 1;
                 // `bash -c` runs in a new process; `eval` in this shell.
-                if via == "eval" {
-                    self.script(&script, state, &f);
+                let printed = if via == "eval" {
+                    self.script(&script, state, &f)
                 } else {
+                    f.pipes_base = f.pipes.len();
                     let mut sub = state.clone();
-                    self.script(&script, &mut sub, &f);
-                }
+                    for (n, a) in positional.iter().enumerate() {
+                        sub.vars.insert(n.to_string(), Var { value: a.text.clone(), secret: a.secret });
+                    }
+                    if !positional.is_empty() {
+                        let rest = positional.get(1..).unwrap_or(&[]);
+                        let all: Option<Vec<&str>> = rest.iter().map(Arg::known).collect();
+                        let secret = rest.iter().any(|a| a.secret);
+                        let value = all.map(|v| v.join(" "));
+                        sub.vars.insert("@".into(), Var { value: value.clone(), secret });
+                        sub.vars.insert("*".into(), Var { value, secret });
+                        sub.vars.insert("#".into(), Var { value: Some(rest.len().to_string()), secret: false });
+                    }
+                    self.script(&script, &mut sub, &f)
+                };
                 self.code_depth -= 1;
+                Some(printed)
             }
-            Err(e) => self.out.problems.push(Problem {
-                kind: ProblemKind::Unparsable,
-                segment: segment.to_string(),
-                detail: format!(
-                    "the code `{}` it runs ({via}) is not valid shell: {e}",
-                    crate::config::reader::shorten(text)
-                ),
-            }),
+            Err(e) => {
+                self.out.problems.push(Problem {
+                    kind: ProblemKind::Unparsable,
+                    segment: segment.to_string(),
+                    detail: format!(
+                        "the code `{}` it runs ({via}) is not valid shell: {e}",
+                        crate::config::reader::shorten(text)
+                    ),
+                });
+                Some(None)
+            }
         }
-        true
     }
 
-    /// A shell, interpreter or `source` that runs a file operand, or its
-    /// standard input when there is none.
-    fn script_operand(&mut self, inv: &mut Invocation, script: Option<&Arg>, state: &State) {
+    /// A shell (or `at`, `su`) that runs the commands on its standard input.
+    /// Fixed text is judged as the script it is; input only known at run
+    /// time is remembered as such. Returns what the code prints when it was
+    /// judged.
+    fn run_input(
+        &mut self,
+        inv: &mut Invocation,
+        input: &Input,
+        program: &str,
+        state: &mut State,
+        frame: &Frame,
+        segment: &str,
+    ) -> Option<Option<String>> {
+        match input {
+            Input::Text(text) => {
+                let mut f = frame.clone();
+                // What it reads after the script is the rest of its input: unknown.
+                f.stdin = Input::Unknown;
+                let via = format!("{program} reading its input");
+                self.code_string(&Arg::fixed(text), &[], &via, state, &f, segment)
+            }
+            Input::File(path) => {
+                inv.runs_files.push(path.clone());
+                None
+            }
+            Input::Unknown => {
+                inv.runs_stdin = true;
+                inv.code_unknown = true;
+                inv.code_from.extend(inv.stdin_from.iter().cloned());
+                None
+            }
+            Input::Nothing => {
+                inv.runs_stdin = true;
+                inv.code_from.extend(inv.stdin_from.iter().cloned());
+                None
+            }
+        }
+    }
+
+    /// A shell or `source` that runs a file operand, or its standard input
+    /// when there is none. A process substitution that prints fixed text
+    /// (`sh <(echo ...)`) is judged as the script it prints.
+    #[allow(clippy::too_many_arguments)]
+    fn script_operand(
+        &mut self,
+        inv: &mut Invocation,
+        script: Option<&Arg>,
+        input: &Input,
+        program: &str,
+        state: &State,
+        frame: &Frame,
+        segment: &str,
+    ) -> Option<Option<String>> {
+        match script {
+            None => {
+                let mut sub = state.clone();
+                self.run_input(inv, input, program, &mut sub, frame, segment)
+            }
+            Some(a) if a.known().is_some_and(is_stdin) => {
+                let mut sub = state.clone();
+                self.run_input(inv, input, program, &mut sub, frame, segment)
+            }
+            Some(a) if a.fed.is_some() => {
+                let text = a.fed.clone().unwrap_or_default();
+                let mut f = frame.clone();
+                f.stdin = input.clone();
+                let via = format!("{program} <(...)");
+                // `source` runs in this shell, a shell in a new process.
+                let mut sub = state.clone();
+                self.code_string(&Arg::fixed(&text), &[], &via, &mut sub, &f, segment)
+            }
+            Some(a) => {
+                self.foreign_script(inv, Some(a), state);
+                None
+            }
+        }
+    }
+
+    /// An interpreter that runs a file operand, or its standard input when
+    /// there is none.
+    fn foreign_script(&mut self, inv: &mut Invocation, script: Option<&Arg>, state: &State) {
         match script {
             None => {
                 inv.runs_stdin = true;
@@ -1046,7 +1312,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                             }
                             _ => {
                                 let prefix = t.split(r.as_str()).next().unwrap_or("").to_string();
-                                *a = Arg { text: None, prefix, raw: a.raw.clone(), ..Arg::default() };
+                                // Run as code (`sh -c 'wc -l {}'`), the input is a value no
+                                // script can set: `$$`.
+                                let static_text = Some(t.replace(r.as_str(), "$$"));
+                                *a = Arg { text: None, prefix, raw: a.raw.clone(), static_text, ..Arg::default() };
                             }
                         }
                     }
@@ -1145,28 +1414,15 @@ fn under(root: &Arg) -> Arg {
     }
 }
 
-/// The index of the first operand after options, or `None` when there is none.
-fn operand(argv: &[Arg], from: usize, with_value: &[&str], long_with_value: &[&str]) -> Option<usize> {
-    let mut i = from;
-    while let Some(a) = argv.get(i) {
-        let Some(t) = a.known() else { return Some(i) };
-        if t == "--" {
-            return Some(i + 1);
-        }
-        if !(t.starts_with('-') && t.len() > 1) {
-            return Some(i);
-        }
-        if with_value.contains(&t) || long_with_value.contains(&t) {
-            i += 2;
-        } else {
-            i += 1;
-        }
-    }
-    None
+/// What a shell runs: a `-c` string with the words after it (`$0`, `$1`,
+/// ...), a script file, or its standard input (`sh`, `sh -s`, `bash -`).
+enum ShellRuns {
+    Code(Arg, Vec<Arg>),
+    File(Arg),
+    Input,
 }
 
-/// The `-c` string of a shell, or else its script operand.
-fn shell_code(argv: &[Arg], program: &str) -> (Option<Arg>, Option<Arg>) {
+fn shell_runs(argv: &[Arg]) -> ShellRuns {
     let mut code = false;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
@@ -1174,17 +1430,6 @@ fn shell_code(argv: &[Arg], program: &str) -> (Option<Arg>, Option<Arg>) {
         if t == "--" {
             i += 1;
             break;
-        }
-        if program == "su" {
-            // su [options] [-] [user] [-c command]
-            if t == "-c" || t == "--command" {
-                return (argv.get(i + 1).cloned(), None);
-            }
-            if let Some(c) = t.strip_prefix("--command=") {
-                return (Some(Arg::fixed(c)), None);
-            }
-            i += 1;
-            continue;
         }
         if matches!(t, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
             i += 2;
@@ -1194,18 +1439,87 @@ fn shell_code(argv: &[Arg], program: &str) -> (Option<Arg>, Option<Arg>) {
             if !t.starts_with("--") && t.contains('c') {
                 code = true;
             }
-            if !t.starts_with("--") && t.contains('s') {
-                return (None, None);
+            if !t.starts_with("--") && t.contains('s') && !code {
+                return ShellRuns::Input;
             }
             i += 1;
             continue;
         }
         break;
     }
-    if program == "su" {
-        return (None, Some(Arg::fixed("-")));
+    match (code, argv.get(i)) {
+        (true, Some(word)) => ShellRuns::Code(word.clone(), argv.get(i + 1..).unwrap_or(&[]).to_vec()),
+        (false, Some(file)) => ShellRuns::File(file.clone()),
+        (_, None) => ShellRuns::Input,
     }
-    if code { (argv.get(i).cloned(), None) } else { (None, argv.get(i).cloned()) }
+}
+
+/// What a command reads on its standard input: its last input redirection,
+/// else what it inherits.
+fn input_of(redirs: &[Redir], inherited: &Input) -> Input {
+    let mut input = inherited.clone();
+    for r in redirs {
+        if r.fd.is_some_and(|fd| fd != 0) {
+            continue;
+        }
+        input = match r.op {
+            RedirectOp::HereString => match r.target.code() {
+                Some(t) => decode::bounded(format!("{t}\n")).map_or(Input::Unknown, Input::Text),
+                None => Input::Unknown,
+            },
+            RedirectOp::HereDoc => match r.target.code() {
+                Some(t) => Input::Text(t.to_string()),
+                None => Input::Unknown,
+            },
+            RedirectOp::In | RedirectOp::ReadWrite => match (&r.target.fed, &r.path) {
+                (Some(text), _) => Input::Text(text.clone()),
+                _ if !r.target.procs.is_empty() || !r.target.subs.is_empty() => Input::Unknown,
+                (None, Some(p)) if p == "/dev/null" => Input::Text(String::new()),
+                (None, Some(p)) => Input::File(p.clone()),
+                (None, None) => Input::Unknown,
+            },
+            RedirectOp::DupIn => Input::Unknown,
+            _ => continue,
+        };
+    }
+    input
+}
+
+/// Whether a script operand names standard input.
+fn is_stdin(path: &str) -> bool {
+    matches!(path, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
+/// Whether the command's standard output goes somewhere else than the pipe.
+fn prints_elsewhere(redirs: &[Redir]) -> bool {
+    redirs.iter().any(|r| {
+        r.fd.is_none_or(|fd| fd == 1)
+            && (r.op.writes() || (r.op == RedirectOp::DupOut && r.target.known() != Some("1")))
+    })
+}
+
+/// Two texts one after the other, unless either is unknown or the result is too long.
+fn concat(a: Option<String>, b: Option<String>) -> Option<String> {
+    let mut a = a?;
+    a.push_str(&b?);
+    decode::bounded(a)
+}
+
+/// Code only known at run time: remember where it comes from.
+fn unknown_code(inv: &mut Invocation, word: &Arg) {
+    inv.code_unknown = true;
+    inv.code_from.extend(word.subs.iter().cloned());
+    inv.code_from.extend(word.procs.iter().cloned());
+}
+
+/// Words joined with spaces, counting what their substitutions print.
+fn join_code(args: &[Arg]) -> Option<Arg> {
+    let texts: Option<Vec<&str>> = args.iter().map(Arg::code).collect();
+    let texts = texts?;
+    if texts.is_empty() {
+        return None;
+    }
+    Some(Arg::fixed(&texts.join(" ")))
 }
 
 /// Known arguments joined with spaces, as `eval` and `watch` join them.

@@ -25,10 +25,12 @@
 
 pub mod ast;
 pub mod commands;
+pub mod decode;
 mod parse;
 pub mod print;
 #[cfg(test)]
 mod tests;
+pub mod wrappers;
 
 pub use ast::*;
 pub use parse::is_name;

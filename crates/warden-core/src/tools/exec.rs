@@ -215,6 +215,7 @@ fn download_execute(analysis: &Analysis, index: usize, inv: &Invocation, out: &m
             format!("{} runs `{file}`, which the command downloaded.", quote(inv)),
         ));
     } else if !inv.code_from.is_empty()
+        || inv.code_unknown
         || (inv.runs_stdin && analysis.invocations.iter().any(|other| analysis.upstream(other, inv)))
     {
         out.push(finding(

@@ -43,6 +43,8 @@
 pub mod budget;
 pub mod config;
 pub mod exec;
+#[cfg(test)]
+mod exec_tests;
 pub mod memory;
 pub mod path_guard;
 pub mod rules;

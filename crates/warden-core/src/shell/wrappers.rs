@@ -1,0 +1,505 @@
+//! Programs that run their operand as a command or as code, as one table.
+//!
+//! Each row says how the program takes what it runs: which options take a
+//! value (so the value is not mistaken for the command), how many operands
+//! come before the command (`timeout`'s duration, `chroot`'s directory,
+//! `flock`'s file), which options carry a shell command string (`su -c`,
+//! `flock -c`, `script -c`), which options mean it runs nothing
+//! (`command -v`, `at -l`), and how the rest runs: as a program and its
+//! arguments, joined into shell code (`watch`, `sg GROUP CMD`), as code in
+//! the first operand (`trap`), or from standard input (`su` without `-c`,
+//! `at`, `batch`). The analysis unwraps every row the same way, so a
+//! destructive command wrapped in any of them is judged as the bare one.
+//!
+//! Options are read as `getopt` reads them: `-uroot` and `-u root` are the
+//! same, a cluster such as `-Eu root` ends with the option that takes the
+//! value, `--user=root` carries its value, and `--` ends the options.
+
+use super::commands::Arg;
+use crate::prelude::*;
+
+/// How a wrapper runs what follows its options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// The first operand (after the leading ones) is a program, the words after it its arguments.
+    Argv,
+    /// The remaining words joined with spaces are shell code.
+    Joined,
+    /// The first operand is shell code; the words after it are not commands.
+    FirstOperand,
+    /// Commands come from standard input, or from a file given with an option in `file`.
+    Input,
+    /// Like [`Runs::Argv`] when one of these options is given, else like [`Runs::Input`].
+    ArgvWith(&'static [&'static str]),
+    /// `env`'s own syntax: assignments, `-u NAME`, `-C DIR`, `-S STRING`.
+    Env,
+    /// `xargs`: the command gets its input as arguments.
+    Xargs,
+    /// `find`: `-exec`, `-execdir`, `-ok`, `-okdir` up to `;` or `+`, and `-delete`.
+    Find,
+    /// GNU `parallel`: a command, then its arguments after `:::`.
+    Parallel,
+}
+
+/// One program that runs other programs or code.
+#[derive(Debug, Clone, Copy)]
+pub struct Wrapper {
+    pub name: &'static str,
+    /// Options that take the next word as their value.
+    pub values: &'static [&'static str],
+    /// Operands before the command.
+    pub leading: usize,
+    /// Options whose value is shell code.
+    pub code: &'static [&'static str],
+    /// Options whose value is a file of commands it runs.
+    pub file: &'static [&'static str],
+    /// Options after which it runs no command.
+    pub inert: &'static [&'static str],
+    pub runs: Runs,
+}
+
+const fn argv(name: &'static str, values: &'static [&'static str]) -> Wrapper {
+    Wrapper { name, values, leading: 0, code: &[], file: &[], inert: &[], runs: Runs::Argv }
+}
+
+const fn with(mut w: Wrapper, leading: usize, inert: &'static [&'static str]) -> Wrapper {
+    w.leading = leading;
+    w.inert = inert;
+    w
+}
+
+const fn coded(mut w: Wrapper, code: &'static [&'static str], runs: Runs) -> Wrapper {
+    w.code = code;
+    w.runs = runs;
+    w
+}
+
+const SU_VALUES: &[&str] = &["-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"];
+const SU_CODE: &[&str] = &["-c", "--command", "--session-command"];
+const AT_VALUES: &[&str] = &["-q", "-t", "-f", "--file"];
+const AT_INERT: &[&str] = &["-l", "-r", "-d", "-c", "-V", "--list", "--remove"];
+
+/// Every wrapper the analysis unwraps.
+pub const WRAPPERS: &[Wrapper] = &[
+    Wrapper { runs: Runs::Env, ..argv("env", &[]) },
+    with(
+        argv(
+            "sudo",
+            &[
+                "-u",
+                "-g",
+                "-h",
+                "-p",
+                "-C",
+                "-D",
+                "-r",
+                "-t",
+                "-T",
+                "-U",
+                "--user",
+                "--group",
+                "--host",
+                "--prompt",
+                "--chdir",
+                "--role",
+                "--type",
+                "--other-user",
+                "--close-from",
+                "--command-timeout",
+            ],
+        ),
+        0,
+        &["-l", "--list", "-v", "--validate", "-K", "--remove-timestamp", "-V", "--version", "-e", "--edit"],
+    ),
+    with(argv("doas", &["-u", "-C"]), 0, &["-L"]),
+    coded(argv("su", SU_VALUES), SU_CODE, Runs::Input),
+    coded(
+        argv(
+            "runuser",
+            &["-u", "--user", "-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"],
+        ),
+        SU_CODE,
+        Runs::ArgvWith(&["-u", "--user"]),
+    ),
+    argv("pkexec", &["--user"]),
+    argv("nice", &["-n", "--adjustment"]),
+    argv("nohup", &[]),
+    with(argv("timeout", &["-s", "--signal", "-k", "--kill-after"]), 1, &[]),
+    with(argv("chroot", &["--userspec", "--groups"]), 1, &[]),
+    with(argv("busybox", &[]), 0, &["--list", "--list-full", "--help"]),
+    Wrapper {
+        code: &["-c", "--command"],
+        ..with(argv("flock", &["-w", "--timeout", "--wait", "-E", "--conflict-exit-code"]), 1, &[])
+    },
+    argv(
+        "strace",
+        &[
+            "-o",
+            "--output",
+            "-p",
+            "--attach",
+            "-e",
+            "-s",
+            "--string-limit",
+            "-u",
+            "--user",
+            "-E",
+            "--env",
+            "-a",
+            "--columns",
+            "-b",
+            "--detach-on",
+            "-I",
+            "-P",
+            "--trace-path",
+            "-X",
+            "-S",
+            "--summary-sort-by",
+            "-O",
+            "-U",
+            "--summary-columns",
+        ],
+    ),
+    argv(
+        "ltrace",
+        &[
+            "-o",
+            "--output",
+            "-p",
+            "-e",
+            "-s",
+            "-u",
+            "-n",
+            "--indent",
+            "-a",
+            "--align",
+            "-A",
+            "-l",
+            "--library",
+            "-x",
+            "-F",
+            "-w",
+            "--where",
+            "-D",
+            "--debug",
+        ],
+    ),
+    Wrapper {
+        runs: Runs::Parallel,
+        ..argv(
+            "parallel",
+            &[
+                "-j",
+                "--jobs",
+                "-S",
+                "--sshlogin",
+                "-N",
+                "-n",
+                "--max-args",
+                "-L",
+                "--max-lines",
+                "-a",
+                "--arg-file",
+                "-d",
+                "--delimiter",
+                "-I",
+                "--joblog",
+                "--tmpdir",
+                "--results",
+                "--timeout",
+                "-P",
+                "--env",
+                "--colsep",
+                "-C",
+                "--workdir",
+                "--wd",
+            ],
+        )
+    },
+    with(argv("taskset", &[]), 1, &["-p", "--pid"]),
+    with(argv("ionice", &["-c", "--class", "-n", "--classdata"]), 0, &["-p", "--pid", "-P", "--pgid", "-u", "--uid"]),
+    argv(
+        "unshare",
+        &[
+            "-S",
+            "--setuid",
+            "-G",
+            "--setgid",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+            "--propagation",
+            "--setgroups",
+            "--map-user",
+            "--map-group",
+        ],
+    ),
+    argv("nsenter", &["-t", "--target", "-S", "--setuid", "-G", "--setgid"]),
+    argv("setsid", &[]),
+    coded(
+        argv(
+            "script",
+            &[
+                "-E",
+                "--echo",
+                "-I",
+                "--log-in",
+                "-O",
+                "--log-out",
+                "-B",
+                "--log-io",
+                "-T",
+                "--log-timing",
+                "-m",
+                "--logging-format",
+                "-o",
+                "--output-limit",
+            ],
+        ),
+        &["-c", "--command"],
+        Runs::Input,
+    ),
+    argv(
+        "systemd-run",
+        &[
+            "-u",
+            "--unit",
+            "-p",
+            "--property",
+            "-E",
+            "--setenv",
+            "--description",
+            "--slice",
+            "-M",
+            "--machine",
+            "-H",
+            "--host",
+            "--uid",
+            "--gid",
+            "--nice",
+            "--working-directory",
+            "--on-active",
+            "--on-boot",
+            "--on-startup",
+            "--on-unit-active",
+            "--on-unit-inactive",
+            "--on-calendar",
+            "--timer-property",
+            "--path-property",
+            "--socket-property",
+            "--service-type",
+        ],
+    ),
+    Wrapper { leading: 1, ..coded(argv("sg", &[]), &["-c"], Runs::Joined) },
+    Wrapper { runs: Runs::Joined, ..argv("watch", &["-n", "--interval", "-q", "--equexit"]) },
+    Wrapper { file: &["-f", "--file"], inert: AT_INERT, runs: Runs::Input, ..argv("at", AT_VALUES) },
+    Wrapper { file: &["-f", "--file"], inert: AT_INERT, runs: Runs::Input, ..argv("batch", AT_VALUES) },
+    Wrapper { runs: Runs::Xargs, ..argv("xargs", &[]) },
+    Wrapper { runs: Runs::Find, ..argv("find", &[]) },
+    argv("exec", &["-a"]),
+    with(argv("command", &[]), 0, &["-v", "-V"]),
+    argv("builtin", &[]),
+    argv("time", &["-f", "--format", "-o", "--output"]),
+    argv("stdbuf", &["-i", "-o", "-e", "--input", "--output", "--error"]),
+    argv("caffeinate", &["-t", "-w"]),
+    argv("unbuffer", &[]),
+    argv("chronic", &[]),
+    argv("eatmydata", &[]),
+    argv("fakeroot", &["-l", "--lib", "--faked", "-s", "-i"]),
+    argv("proxychains", &["-f"]),
+    argv("proxychains4", &["-f"]),
+    argv("torsocks", &["-u", "-p", "-a", "-P"]),
+    argv("numactl", &["-C", "-N", "-m", "-p", "-i"]),
+    argv("cgexec", &["-g"]),
+    argv("dbus-run-session", &["--config-file", "--dbus-daemon"]),
+    with(argv("chrt", &[]), 1, &["-p", "--pid"]),
+    argv("ssh-agent", &["-a", "-E", "-t", "-P"]),
+    Wrapper { runs: Runs::FirstOperand, ..with(argv("trap", &[]), 0, &["-l", "-p"]) },
+];
+
+/// The row for `program`, if it is a wrapper.
+pub fn find(program: &str) -> Option<&'static Wrapper> {
+    WRAPPERS.iter().find(|w| w.name == program)
+}
+
+/// What a wrapper runs, read from its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unwrap {
+    /// The command starts at this index of the words.
+    Program(usize),
+    /// Shell code, and the words after it (`$0`, `$1`, ... for `sh -c`).
+    Code(Arg),
+    /// These words, joined with spaces, are shell code.
+    Joined(usize),
+    /// Commands from standard input.
+    Input,
+    /// Commands from this file.
+    File(Arg),
+    /// It runs no command.
+    Nothing,
+}
+
+enum Opt {
+    /// An ordinary option.
+    Flag,
+    /// An option taking the next word.
+    TakesNext,
+    /// A code option, with its value when attached.
+    Code(Option<String>),
+    /// A file option, with its value when attached.
+    File(Option<String>),
+    Inert,
+}
+
+fn classify(w: &Wrapper, t: &str) -> Opt {
+    let kind = |opt: &str| -> Option<Opt> {
+        if w.inert.contains(&opt) {
+            Some(Opt::Inert)
+        } else if w.code.contains(&opt) {
+            Some(Opt::Code(None))
+        } else if w.file.contains(&opt) {
+            Some(Opt::File(None))
+        } else if w.values.contains(&opt) {
+            Some(Opt::TakesNext)
+        } else {
+            None
+        }
+    };
+    if t.starts_with("--") {
+        if let Some((name, value)) = t.split_once('=') {
+            return match kind(name) {
+                Some(Opt::Code(_)) => Opt::Code(Some(value.to_string())),
+                Some(Opt::File(_)) => Opt::File(Some(value.to_string())),
+                Some(Opt::Inert) => Opt::Inert,
+                _ => Opt::Flag,
+            };
+        }
+        return kind(t).unwrap_or(Opt::Flag);
+    }
+    // A cluster: each letter is a flag until one takes a value.
+    let letters: Vec<char> = t.chars().skip(1).collect();
+    for (k, c) in letters.iter().enumerate() {
+        let opt = format!("-{c}");
+        let attached: String = letters.get(k + 1..).unwrap_or(&[]).iter().collect();
+        match kind(&opt) {
+            Some(Opt::Inert) => return Opt::Inert,
+            Some(Opt::Code(_)) if attached.is_empty() => return Opt::Code(None),
+            Some(Opt::Code(_)) => return Opt::Code(Some(attached)),
+            Some(Opt::File(_)) if attached.is_empty() => return Opt::File(None),
+            Some(Opt::File(_)) => return Opt::File(Some(attached)),
+            Some(Opt::TakesNext) if attached.is_empty() => return Opt::TakesNext,
+            Some(Opt::TakesNext) => return Opt::Flag,
+            _ => {}
+        }
+    }
+    Opt::Flag
+}
+
+/// Reads the words of wrapper `w` (`argv[0]` is the wrapper itself).
+pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
+    let permute = matches!(w.runs, Runs::Input | Runs::ArgvWith(_));
+    let mut leading = w.leading;
+    let mut argv_mode = false;
+    let mut i = 1;
+    let mut options = true;
+    while let Some(a) = argv.get(i) {
+        let Some(t) = a.known() else {
+            if permute && !argv_mode {
+                i += 1;
+                continue;
+            }
+            return after_options(w, argv, i);
+        };
+        let lone_dash = t == "-" && w.runs != Runs::FirstOperand;
+        if options && t == "--" {
+            options = false;
+            i += 1;
+            continue;
+        }
+        if options && (lone_dash || (t.starts_with('-') && t.len() > 1)) {
+            if let Runs::ArgvWith(switches) = w.runs
+                && switches.iter().any(|s| t == *s || t.strip_prefix(s).is_some_and(|r| r.starts_with('=')))
+            {
+                argv_mode = true;
+            }
+            match classify(w, t) {
+                Opt::Inert => return Unwrap::Nothing,
+                Opt::Code(Some(v)) => return Unwrap::Code(Arg::fixed(&v)),
+                Opt::Code(None) => return argv.get(i + 1).cloned().map_or(Unwrap::Nothing, Unwrap::Code),
+                Opt::File(Some(v)) => return Unwrap::File(Arg::fixed(&v)),
+                Opt::File(None) => return argv.get(i + 1).cloned().map_or(Unwrap::Nothing, Unwrap::File),
+                Opt::TakesNext => i += 2,
+                Opt::Flag => i += 1,
+            }
+            continue;
+        }
+        if leading > 0 {
+            leading -= 1;
+            i += 1;
+            // A code option may follow the leading operands (`flock FILE -c CMD`).
+            if let Some(next) = argv.get(i).and_then(Arg::known)
+                && w.code.contains(&next)
+            {
+                return argv.get(i + 1).cloned().map_or(Unwrap::Nothing, Unwrap::Code);
+            }
+            continue;
+        }
+        if permute && !argv_mode {
+            // `su root -c CMD`: the operands are names, the options go on.
+            i += 1;
+            continue;
+        }
+        return after_options(w, argv, i);
+    }
+    if permute && !argv_mode { Unwrap::Input } else { Unwrap::Nothing }
+}
+
+fn after_options(w: &Wrapper, argv: &[Arg], i: usize) -> Unwrap {
+    match w.runs {
+        Runs::Joined => Unwrap::Joined(i),
+        Runs::FirstOperand => match argv.get(i) {
+            Some(a) if a.known().is_some_and(|t| t.is_empty() || t == "-") => Unwrap::Nothing,
+            Some(a) => Unwrap::Code(a.clone()),
+            None => Unwrap::Nothing,
+        },
+        Runs::Input => Unwrap::Input,
+        _ => Unwrap::Program(i),
+    }
+}
+
+/// GNU `parallel CMD ::: ARGS`: the shell code it runs, one line per
+/// argument, `{}` replaced by the argument or the argument appended. An
+/// argument read from its input is `"$1"`, a value known only when it runs.
+pub fn parallel(w: &Wrapper, argv: &[Arg], max_values: usize) -> Option<String> {
+    let start = match unwrap(&Wrapper { runs: Runs::Argv, ..*w }, argv) {
+        Unwrap::Program(i) => i,
+        _ => return None,
+    };
+    let words = argv.get(start..).unwrap_or(&[]);
+    let sep = words.iter().position(|a| matches!(a.known(), Some(":::" | ":::+" | "::::" | "::::+")));
+    let command: Vec<&str> = words.get(..sep.unwrap_or(words.len()))?.iter().map(Arg::known).collect::<Option<_>>()?;
+    if command.is_empty() {
+        return None;
+    }
+    let command = command.join(" ");
+    let values: Vec<String> = match sep.and_then(|s| words.get(s..)) {
+        Some([first, rest @ ..]) if first.known() == Some(":::") => rest
+            .iter()
+            .map(|a| a.known().map(quote))
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_else(|| vec!["\"$1\"".to_string()]),
+        _ => vec!["\"$1\"".to_string()],
+    };
+    let lines: Vec<String> = values
+        .iter()
+        .take(max_values)
+        .map(|v| if command.contains("{}") { command.replace("{}", v) } else { format!("{command} {v}") })
+        .collect();
+    Some(lines.join("\n"))
+}
+
+/// `text` as one single-quoted shell word.
+pub fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
