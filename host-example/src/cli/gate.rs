@@ -186,9 +186,7 @@ pub(super) fn run(host: &HostArgs, clock: Clock, command: GateCommand, stdout: &
         GateCommand::Optout { policy, recipient, idempotency_key, now_ms } => {
             let now = now(now_ms)?;
             let (runtime, _) = open(host, &policy)?;
-            runtime
-                .gate(|g, s| g.call_opt_out(s, &recipient, now, idempotency_key.as_deref()))
-                .map_err(failure)?;
+            runtime.gate(|g, s| g.call_opt_out(s, &recipient, now, idempotency_key.as_deref())).map_err(failure)?;
             print_json(stdout, &serde_json::json!({"recorded": "optout"}))
         }
         GateCommand::Revoke { policy, channel, recipient, idempotency_key, now_ms } => {

@@ -124,8 +124,14 @@ fn message(now_ms: u64) -> OutboundMessage {
 }
 
 fn outcome(world: &World, delivery: Delivery, now_ms: u64) {
-    let report =
-        OutcomeReport { channel: "sms".into(), recipient: ALICE.into(), delivery, thread: Some("t1".into()), now_ms, idempotency_key: None };
+    let report = OutcomeReport {
+        channel: "sms".into(),
+        recipient: ALICE.into(),
+        delivery,
+        thread: Some("t1".into()),
+        now_ms,
+        idempotency_key: None,
+    };
     assert_eq!(gate::record_outcome(&gate_config(), &world.ports(), &report), Ok(()));
 }
 
