@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use warden_tests::{TempDb, cache_dir, warden_binary, warden_process};
 
+/// What the clients of one round saw: acknowledged keys with their round, and every key attempted.
+type Attempts = (Vec<(String, usize)>, Vec<String>);
 const TOKEN: &str = "state-test-token-0123456789";
 const ALICE: &str = "+15550100";
 /// Servers sharing the database.
@@ -184,7 +186,7 @@ fn killing_four_servers_under_load_leaves_every_acknowledged_write_once_and_coun
         let addrs: Vec<SocketAddr> = servers.iter().map(|s| s.addr).collect();
         let stop = Arc::new(AtomicBool::new(false));
         let ack_count = Arc::new(AtomicUsize::new(0));
-        let log: Arc<Mutex<(Vec<(String, usize)>, Vec<String>)>> = Arc::default();
+        let log: Arc<Mutex<Attempts>> = Arc::default();
         let clients: Vec<_> = (0..CLIENTS)
             .map(|c| {
                 let (stop, ack_count, log, addrs) = (stop.clone(), ack_count.clone(), log.clone(), addrs.clone());
