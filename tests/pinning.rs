@@ -137,7 +137,8 @@ fn check_tool(config: &str, db: &TempDb, request: serde_json::Value) -> (String,
     let path = dir.join("config.json");
     std::fs::write(&path, config).expect("write config");
     let (config, db_path) = (path.display().to_string(), db.path().display().to_string());
-    let out = warden_process(&["check", "tool", "--config", &config, "--db", &db_path], &request.to_string());
+    let out =
+        warden_process(&["check", "tool", "--config", &config, "--db", &db_path, "--replay"], &request.to_string());
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
     (v["decision"].as_str().unwrap_or_default().into(), v["rule"].as_str().unwrap_or_default().into())

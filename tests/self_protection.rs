@@ -78,8 +78,11 @@ impl Setup {
     }
 
     fn check(&self, call: &Value) -> Value {
-        let out =
-            warden(&["check", "tool", "--config", &self.config, "--db", &self.db_path], &call.to_string(), self.dir());
+        let out = warden(
+            &["check", "tool", "--config", &self.config, "--db", &self.db_path, "--replay"],
+            &call.to_string(),
+            self.dir(),
+        );
         assert_eq!(out.code, 0, "{}", out.stderr);
         serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
     }

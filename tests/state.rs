@@ -122,7 +122,7 @@ fn read_ledger(db: &Path) -> Ledger {
             .map(|(k, v)| (k, serde_json::from_slice(&v).unwrap_or(Value::Null)))
             .collect()
     };
-    let lines = rows("log/").into_iter().map(|(_, v)| v).collect();
+    let lines = rows("line/").into_iter().map(|(_, v)| v).collect();
     let totals = rows("stats").into_iter().next().map(|(_, v)| v).unwrap_or(Value::Null);
     let mut thread_sends: Vec<u64> = rows("thread/").iter().map(|(_, v)| v["sends"].as_u64().unwrap_or(0)).collect();
     thread_sends.sort_unstable();

@@ -569,8 +569,10 @@ fn the_worst_globs_at_their_caps_decide_a_long_path_well_inside_the_deadline_thr
     let request =
         json!({"toolName": "Read", "arguments": {"file_path": long}, "sessionId": SESSION, "cwd": "/ws", "nowMs": T0});
     let started = std::time::Instant::now();
-    let out =
-        warden_tests::warden_process(&["check", "tool", "--config", &config, "--db", &db_path], &request.to_string());
+    let out = warden_tests::warden_process(
+        &["check", "tool", "--config", &config, "--db", &db_path, "--replay"],
+        &request.to_string(),
+    );
     let took = started.elapsed();
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));

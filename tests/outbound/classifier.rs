@@ -416,7 +416,10 @@ fn check_outbound_process(db: &TempDb, base_url: &str, model: &str, body: &str) 
     std::fs::write(&config, doc.to_string()).expect("write config");
     let (config, db_path) = (config.display().to_string(), db.path().display().to_string());
     let request = json!({"channel": "slack", "recipient": "U-ADA", "body": body, "nowMs": T0}).to_string();
-    let out = warden_tests::warden_process(&["check", "outbound", "--config", &config, "--db", &db_path], &request);
+    let out = warden_tests::warden_process(
+        &["check", "outbound", "--config", &config, "--db", &db_path, "--replay"],
+        &request,
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
 }
