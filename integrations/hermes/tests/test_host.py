@@ -413,7 +413,7 @@ def self_protection_and_authenticated_keys():
     asked = g.check_tool_call(tool_call("terminal", {"command": 'rm -rf "$TARGET"'}))
     key = asked["approval_key"]
     check(asked["decision"] == "ask" and key.startswith("t2:o:"), "an ask carries an authenticated key")
-    answer = {"key": key.replace("t2:o:", "t2:a:", 1), "allow": True, "scope": "always", "session_id": None, "call_id": None, "now_ms": NOW}
+    answer = {"key": key.replace("t2:o:", "t2:a:", 1), "allow": True, "scope": "always", "session_id": None, "call_id": None, "now_ms": NOW, "idempotency_key": None}
     try:
         g.record_approval(answer)
         check(False, "a forged scope letter is refused")

@@ -54,9 +54,10 @@ test("a_turn_pins_its_chat_until_agent_end_settles_it", async () => {
 });
 
 test("a_run_whose_pin_cannot_be_recorded_gets_no_tool_call", async () => {
-  // The state dir is a file, so the database cannot be created: start-turn fails.
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-")), "not-a-dir");
-  fs.writeFileSync(file, "");
+  // The database's path is a folder, so the database cannot be opened (while the
+  // approval secret beside it can be created): start-turn fails.
+  const file = fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-"));
+  fs.mkdirSync(path.join(file, "warden", "warden.db"), { recursive: true });
   // The tool-call judge would refuse on the same storage failure; switched off,
   // the refusal can only come from the pin.
   const p = load({ tools: { enabled: false } }, file);
