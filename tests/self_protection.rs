@@ -5,29 +5,9 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use warden_tests::{T0, TempDb};
 
 const MEMORY: &str = "tools.memory";
-
-/// The `warden` binary of this checkout, built once for these tests.
-fn warden_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let status = Command::new(cargo)
-            .current_dir(&root)
-            .args(["build", "--release", "--quiet", "-p", "warden-host", "--bin", "warden"])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building warden failed");
-        let exe = std::env::current_exe().expect("test path");
-        let release = exe.parent().and_then(Path::parent).expect("target/release");
-        release.join("warden")
-    })
-    .clone()
-}
 
 struct Run {
     code: i32,
@@ -37,7 +17,7 @@ struct Run {
 
 fn warden(args: &[&str], stdin: &str, cwd: &Path) -> Run {
     use std::io::Write;
-    let mut child = Command::new(warden_bin())
+    let mut child = Command::new(warden_tests::binary::warden_binary())
         .args(args)
         .args(["--cache-dir", &warden_tests::cache_dir().display().to_string()])
         .current_dir(cwd)
@@ -247,7 +227,10 @@ fn attacks(s: &Setup, home: &str) -> Vec<(Value, &'static str)> {
     let shell = |c: String| bash(&c, "/ws");
     vec![
         (shell("warden approve --key t2:x --scope always".into()), "self.admin-command"),
-        (shell(format!("{} approve --key k --scope always", warden_bin().display())), "self.admin-command"),
+        (
+            shell(format!("{} approve --key k --scope always", warden_tests::binary::warden_binary().display())),
+            "self.admin-command",
+        ),
         (shell("sudo warden gate opt-out --recipient x".into()), "self.admin-command"),
         (shell("env -i warden serve --config /tmp/open.json".into()), "self.admin-command"),
         (shell("sh -c 'warden approve --scope always --key k'".into()), "self.admin-command"),
