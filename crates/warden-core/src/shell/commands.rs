@@ -19,11 +19,15 @@
 
 use super::ast::*;
 use super::decode;
+use super::interpreters::Effect;
 use super::print;
+use super::secrets::{self, SecretOutput};
 use super::wrappers::{self, Runs, Unwrap};
 use crate::paths;
 use crate::prelude::*;
 use core::ops::Range;
+
+mod foreign;
 
 /// Most programs one command may run before it is refused as too complex.
 pub const MAX_INVOCATIONS: usize = 512;
@@ -51,6 +55,7 @@ pub const INTERPRETERS: &[(&str, &[&str])] = &[
     ("deno", &["eval"]),
     ("bun", &["-e", "--eval"]),
     ("pwsh", &["-c", "-Command"]),
+    ("powershell", &["-c", "-Command"]),
     ("osascript", &["-e"]),
 ];
 /// Programs that download.
@@ -172,6 +177,10 @@ pub struct Invocation {
     pub writes: Vec<String>,
     /// It handles data read from a protected path (through a variable or a substitution).
     pub secret_input: bool,
+    /// What it prints that is secret (`env`, `gh auth token`, inline code reading the environment).
+    pub secret_output: Option<SecretOutput>,
+    /// What its inline code (of another language) does, judged by the exec gate.
+    pub effects: Vec<Effect>,
 }
 
 /// Why part of a script could not be analysed.
@@ -611,7 +620,11 @@ impl<'c, 'a> Walker<'c, 'a> {
 
     fn any_secret(&self, range: &Range<usize>) -> bool {
         let secret = self.context.secret;
-        self.out.within(range).iter().any(|i| i.secret_input || i.reads.iter().any(|p| secret(p)))
+        self.out.within(range).iter().any(|i| {
+            i.secret_input
+                || i.reads.iter().any(|p| secret(p))
+                || i.secret_output.as_ref().is_some_and(|s| s.hosts.is_empty())
+        })
     }
 
     fn redirects(
@@ -736,6 +749,8 @@ impl<'c, 'a> Walker<'c, 'a> {
             reads: Vec::new(),
             writes: Vec::new(),
             secret_input: false,
+            secret_output: None,
+            effects: Vec::new(),
         }
     }
 
@@ -933,6 +948,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             {
                 return printed;
             }
+        } else if let Some(lang) = super::interpreters::language(&program) {
+            let label = format!("{program} inline code");
+            self.interpreter(&mut inv, lang, &argv, &input, (&state_for, &code_frame), segment, &label);
         } else if let Some(flags) = interpreter(&program) {
             let mut code = None;
             let mut script = None;
@@ -1048,6 +1066,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             _ => {}
         }
 
+        if inv.secret_output.is_none() {
+            inv.secret_output = secrets::output(&program, &argv);
+        }
         // Output sent elsewhere may still reach the pipe (`>/dev/stdout`, `>&2 |&`): unknown.
         let printed = if prints_elsewhere(&inv.redirects) { None } else { decode::output(&program, &argv, &input) };
         let find = program == "find";

@@ -26,8 +26,10 @@
 pub mod ast;
 pub mod commands;
 pub mod decode;
+pub mod interpreters;
 mod parse;
 pub mod print;
+pub mod secrets;
 #[cfg(test)]
 mod tests;
 pub mod wrappers;

@@ -27,12 +27,16 @@ use crate::config::reader::shorten;
 use crate::paths;
 use crate::prelude::*;
 use crate::shell::commands::{self, Analysis, Arg, DOWNLOADERS, Invocation, ProblemKind};
+use crate::shell::interpreters::Effect;
+use crate::shell::secrets::{self, SecretOutput};
 use crate::shell::{self, ErrorKind};
 
-/// Programs that send data over the network.
+/// Programs that send data over the network: clients, mailers, and name
+/// lookups (a secret spelled into a name is sent to its name server).
 pub const NETWORK: &[&str] = &[
     "curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "rsync", "ftp", "tftp", "http",
-    "https", "xh", "aria2c", "openssl",
+    "https", "xh", "aria2c", "openssl", "mail", "mailx", "sendmail", "mutt", "s-nail", "msmtp", "dig", "nslookup",
+    "host", "drill",
 ];
 
 fn quote(inv: &Invocation) -> String {
@@ -68,7 +72,11 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
             )];
         }
     };
-    let secret = |p: &str| places.protected_by(p).is_some() || super::self_guard::protected_by(places, p).is_some();
+    let secret = |p: &str| {
+        places.protected_by(p).is_some()
+            || super::self_guard::protected_by(places, p).is_some()
+            || secrets::is_environ(p)
+    };
     let context = commands::Context { cwd, home: places.home, secret: &secret };
     let analysis = commands::analyse(&script, &context);
     let mut out = Vec::new();
@@ -88,6 +96,7 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
         firewall(inv, &mut out);
         permissions(places, inv, &mut out);
         exfiltration(places, &analysis, inv, &mut out);
+        effects(inv, &mut out);
         if !inv.argv.is_empty() && inv.argv.first().is_some_and(|a| a.known().is_none()) {
             let raw = inv.argv.first().map(|a| a.raw.as_str()).unwrap_or("");
             out.push(finding(
@@ -320,23 +329,60 @@ fn permissions(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
     }
 }
 
+/// Where secret data a sender handles comes from, named for the reason.
+fn secret_source(places: &Places<'_>, analysis: &Analysis, inv: &Invocation) -> Option<String> {
+    let reads_secret = |i: &Invocation| {
+        i.reads.iter().find(|p| places.protected_by(p).is_some() || secrets::is_environ(p)).map(|p| format!("`{p}`"))
+    };
+    // A vendor's token sent only to the vendor's hosts is used, not leaked.
+    let hosts: Vec<String> = inv.argv.iter().filter_map(Arg::known).filter_map(secrets::url_host).collect();
+    let printed = |s: &SecretOutput| (!secrets::only_vendor_hosts(s, &hosts)).then(|| s.what.clone());
+    let substituted = || {
+        inv.argv
+            .iter()
+            .chain(inv.redirects.iter().map(|r| &r.target))
+            .flat_map(|a| a.subs.iter().chain(&a.procs))
+            .find_map(|r| {
+                analysis
+                    .within(r)
+                    .iter()
+                    .find_map(|i| i.secret_output.as_ref().and_then(printed).or_else(|| reads_secret(i)))
+            })
+    };
+    let upstream = || {
+        analysis.invocations.iter().filter(|other| analysis.upstream(other, inv)).find_map(|other| {
+            reads_secret(other)
+                .or_else(|| other.secret_output.as_ref().and_then(printed))
+                .or_else(|| other.secret_input.then(|| "data from a protected file or a secret".to_string()))
+        })
+    };
+    reads_secret(inv)
+        .or_else(|| inv.secret_output.as_ref().and_then(printed))
+        .or_else(substituted)
+        .or_else(upstream)
+        .or_else(|| inv.secret_input.then(|| "data from a protected file or a secret".to_string()))
+}
+
 fn exfiltration(places: &Places<'_>, analysis: &Analysis, inv: &Invocation, out: &mut Vec<Finding>) {
     let socket = inv.writes.iter().any(|p| p.starts_with("/dev/tcp/") || p.starts_with("/dev/udp/"));
-    if !NETWORK.contains(&inv.program.as_str()) && !socket {
+    if !NETWORK.contains(&inv.program.as_str()) && !socket && !inv.effects.contains(&Effect::Sends) {
         return;
     }
-    let reads_secret = |i: &Invocation| i.reads.iter().find(|p| places.protected_by(p).is_some()).cloned();
-    let own = reads_secret(inv);
-    let upstream =
-        analysis.invocations.iter().filter(|other| analysis.upstream(other, inv)).find_map(|other| {
-            reads_secret(other).or_else(|| other.secret_input.then(|| "a protected file".to_string()))
-        });
-    let source = own.or(upstream).or_else(|| inv.secret_input.then(|| "a protected file".to_string()));
-    if let Some(source) = source {
+    if let Some(source) = secret_source(places, analysis, inv) {
         out.push(finding(
             rules::EXEC_CREDENTIAL_EXFILTRATION,
-            format!("{} sends `{source}` over the network.", quote(inv)),
+            format!("{} sends {source} over the network.", quote(inv)),
         ));
+    }
+}
+
+/// What inline code of another language does, other than the commands it spawns.
+fn effects(inv: &Invocation, out: &mut Vec<Finding>) {
+    if inv.effects.contains(&Effect::ForkLoop) {
+        out.push(finding(rules::EXEC_FORK_BOMB, format!("{} forks in an endless loop.", quote(inv))));
+    }
+    if inv.effects.contains(&Effect::DownloadRun) {
+        out.push(finding(rules::EXEC_DOWNLOAD_EXECUTE, format!("{} runs code it downloads.", quote(inv))));
     }
 }
 
