@@ -98,6 +98,8 @@ pub enum Source {
 struct Options {
     code_letters: &'static str,
     value_letters: &'static str,
+    /// Letters whose value is the rest of the word, if any (Perl's `-MFile::Path`, `-i.bak`).
+    attached_letters: &'static str,
     long_code: &'static [&'static str],
     long_values: &'static [&'static str],
     /// Options after which it runs a module or prints and exits.
@@ -109,14 +111,23 @@ fn options(lang: Language) -> Options {
         Python => Options {
             code_letters: "c",
             value_letters: "WX",
+            attached_letters: "",
             long_code: &[],
             long_values: &["--check-hash-based-pycs"],
             file_letters: "m",
         },
-        Perl => Options { code_letters: "eE", value_letters: "", long_code: &[], long_values: &[], file_letters: "" },
+        Perl => Options {
+            code_letters: "eE",
+            value_letters: "I",
+            attached_letters: "MmidlxF0C",
+            long_code: &[],
+            long_values: &[],
+            file_letters: "",
+        },
         Ruby => Options {
             code_letters: "e",
             value_letters: "rICE",
+            attached_letters: "",
             long_code: &[],
             long_values: &["--encoding", "--external-encoding", "--internal-encoding"],
             file_letters: "",
@@ -124,6 +135,7 @@ fn options(lang: Language) -> Options {
         Node => Options {
             code_letters: "ep",
             value_letters: "rC",
+            attached_letters: "",
             long_code: &["--eval", "--print"],
             long_values: &["--require", "--import", "--loader", "--experimental-loader", "--conditions", "--title"],
             file_letters: "",
@@ -131,12 +143,20 @@ fn options(lang: Language) -> Options {
         Php => Options {
             code_letters: "rBRE",
             value_letters: "dczS",
+            attached_letters: "",
             long_code: &["--run", "--process-begin", "--process-code", "--process-end"],
             long_values: &["--define", "--php-ini", "--zend-extension"],
             file_letters: "fF",
         },
         PowerShell => {
-            Options { code_letters: "", value_letters: "", long_code: &[], long_values: &[], file_letters: "" }
+            Options {
+                code_letters: "",
+                value_letters: "",
+                attached_letters: "",
+                long_code: &[],
+                long_values: &[],
+                file_letters: "",
+            }
         }
     }
 }
@@ -191,6 +211,9 @@ pub fn source(lang: Language, argv: &[Arg]) -> Source {
                 if rest.is_empty() {
                     next = 2;
                 }
+                break;
+            }
+            if o.attached_letters.contains(c) {
                 break;
             }
         }
@@ -849,7 +872,8 @@ fn literal_at(lang: Language, chars: &[char], i: usize) -> Option<(Literal, usiz
         };
         let open = *chars.get(at)?;
         if matches!(open, '(' | '[' | '{' | '<' | '/' | '|' | '!' | '#' | '~') {
-            let (text, end) = delimited(chars, at + 1, open, closing(open), false)?;
+            let escapes = if matches!(kind, None | Some('w')) { Escapes::Raw } else { Escapes::Full };
+            let (text, end) = delimited(chars, at + 1, open, closing(open), escapes)?;
             let interpolated = kind != Some('w') && kind.is_some() && has_interpolation(lang, &text);
             let text = if kind == Some('w') { text.split_whitespace().collect::<Vec<_>>().join(" ") } else { text };
             return Some((Literal { text, interpolated, command: kind == Some('x') }, end));
@@ -863,7 +887,8 @@ fn literal_at(lang: Language, chars: &[char], i: usize) -> Option<(Literal, usiz
         };
         let open = *chars.get(at)?;
         if matches!(open, '(' | '[' | '{' | '<' | '|' | '!') {
-            let (text, end) = delimited(chars, at + 1, open, closing(open), false)?;
+            let escapes = if matches!(kind, Some('q' | 'w')) { Escapes::Raw } else { Escapes::Full };
+            let (text, end) = delimited(chars, at + 1, open, closing(open), escapes)?;
             let interpolated = kind != Some('q') && kind != Some('w') && has_interpolation(lang, &text);
             return Some((Literal { text, interpolated, command: kind == Some('x') }, end));
         }
@@ -909,8 +934,14 @@ fn literal_at(lang: Language, chars: &[char], i: usize) -> Option<(Literal, usiz
             k += 1;
         }
     } else {
-        let raw = prefix.contains('r') || (c == '\'' && matches!(lang, Perl | Ruby | Php | PowerShell));
-        delimited(chars, i + 1, c, c, raw)?
+        let escapes = if lang == PowerShell {
+            Escapes::Doubled
+        } else if prefix.contains('r') || (c == '\'' && matches!(lang, Perl | Ruby | Php)) {
+            Escapes::Raw
+        } else {
+            Escapes::Full
+        };
+        delimited(chars, i + 1, c, c, escapes)?
     };
     let interpolated = match (lang, c) {
         (Python, _) => prefix.contains('f') && text.contains('{'),
@@ -954,29 +985,82 @@ fn has_interpolation(lang: Language, text: &str) -> bool {
     }
 }
 
-/// Text up to the closing delimiter, with escapes resolved; `raw` keeps
-/// backslashes except before the delimiter or another backslash.
-fn delimited(chars: &[char], start: usize, open: char, close: char, raw: bool) -> Option<(String, usize)> {
+/// How a literal spells characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escapes {
+    /// Backslash escapes: `\n`, `\t`, `\xHH`, `\x{H..}`, `\uHHHH`, `\u{H..}`, `\0oo`, `\c` for any other `c`.
+    Full,
+    /// Backslashes kept, except before the delimiter or another backslash.
+    Raw,
+    /// No backslash escapes; a doubled delimiter is one (PowerShell).
+    Doubled,
+}
+
+/// Text up to the closing delimiter, with its escapes resolved.
+fn delimited(chars: &[char], start: usize, open: char, close: char, escapes: Escapes) -> Option<(String, usize)> {
     let mut out = String::new();
     let mut depth = 0usize;
     let mut k = start;
+    let hex = |from: usize, max: usize| -> (u32, usize) {
+        let mut value = 0u32;
+        let mut n = 0;
+        while n < max
+            && let Some(d) = chars.get(from + n).and_then(|c| c.to_digit(16))
+        {
+            value = value.saturating_mul(16).saturating_add(d);
+            n += 1;
+        }
+        (value, n)
+    };
     while let Some(&c) = chars.get(k) {
-        if c == '\\' {
+        if c == '\\' && escapes != Escapes::Doubled {
             let next = *chars.get(k + 1)?;
-            if raw && next != close && next != '\\' {
-                out.push('\\');
-                out.push(next);
-            } else {
-                out.push(match next {
-                    'n' if !raw => '\n',
-                    't' if !raw => '\t',
-                    other => other,
-                });
-            }
             k += 2;
+            if escapes == Escapes::Raw {
+                if next != close && next != '\\' {
+                    out.push('\\');
+                }
+                out.push(next);
+                continue;
+            }
+            match next {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                'r' => out.push('\r'),
+                'x' | 'u' | 'U' => {
+                    let braced = chars.get(k) == Some(&'{');
+                    let from = k + usize::from(braced);
+                    let max = if braced { 8 } else if next == 'x' { 2 } else if next == 'u' { 4 } else { 8 };
+                    let (value, n) = hex(from, max);
+                    if n == 0 {
+                        out.push(next);
+                    } else {
+                        out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+                        k = from + n + usize::from(braced && chars.get(from + n) == Some(&'}'));
+                    }
+                }
+                '0'..='7' => {
+                    let mut value = next.to_digit(8).unwrap_or(0);
+                    let mut n = 0;
+                    while n < 2
+                        && let Some(d) = chars.get(k).and_then(|c| c.to_digit(8))
+                    {
+                        value = value * 8 + d;
+                        k += 1;
+                        n += 1;
+                    }
+                    out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+                }
+                other => out.push(other),
+            }
             continue;
         }
         if c == close && depth == 0 {
+            if escapes == Escapes::Doubled && chars.get(k + 1) == Some(&close) {
+                out.push(close);
+                k += 2;
+                continue;
+            }
             return Some((out, k + 1));
         }
         if open != close {
@@ -1198,8 +1282,36 @@ fn powershell(code: &str, lower: &str, out: &mut Scan) {
     if evaluates && PS_DOWNLOADS.iter().any(|d| words(lower, d)) {
         out.download_run = true;
     }
-    for statement in statements(code) {
-        let trimmed = statement.trim().trim_start_matches("& ").trim_start_matches('&').trim();
+    // Bare words are strings too: `Get-Content ~/.ssh/id_rsa`.
+    for word in code.split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | ';' | '|' | '=')) {
+        let w = word.trim_matches(['\'', '"']);
+        let lower = w.to_ascii_lowercase();
+        let home = ["~/", "~\\", "$home/", "$home\\", "$env:userprofile", "$env:home"].iter().any(|h| lower.starts_with(h));
+        if (home || (w.starts_with('/') && w.len() > 1))
+            && let Some(path) = ps_path(w)
+            && !out.paths.contains(&path)
+        {
+            out.paths.push(path);
+        }
+    }
+    let mut pending = statements(code);
+    while let Some(statement) = pending.pop() {
+        let mut trimmed = statement.trim().trim_start_matches("& ").trim_start_matches('&').trim();
+        // A group, subexpression or script block: the statements inside it (a block may be invoked later).
+        let inner = trimmed.strip_prefix("$(").or_else(|| trimmed.strip_prefix('(')).and_then(|t| t.strip_suffix(')'));
+        if let Some(inner) = inner.or_else(|| trimmed.strip_prefix('{').and_then(|t| t.strip_suffix('}'))) {
+            pending.extend(statements(inner));
+            continue;
+        }
+        // `$x = Get-Content ...`: what is assigned runs.
+        if let Some(rest) = trimmed.strip_prefix('$')
+            && let Some((name, value)) = rest.split_once('=')
+            && !name.trim().is_empty()
+            && name.trim().chars().all(|c| is_ident(c) || c == ':')
+            && !value.starts_with('=')
+        {
+            trimmed = value.trim();
+        }
         let mut parts = trimmed.split_whitespace();
         let Some(first) = parts.next() else { continue };
         let first_lower = first.trim_matches(['\'', '"']).to_ascii_lowercase();

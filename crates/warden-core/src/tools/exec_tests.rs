@@ -12,7 +12,7 @@ use base64::Engine as _;
 use std::string::ToString;
 
 /// A row: what it shows, the command, the decision and the rule that must decide.
-type Row = (&'static str, &'static str, Decision, &'static str);
+pub(super) type Row = (&'static str, &'static str, Decision, &'static str);
 
 const CHANNELS: &[Row] = &[
     ("a here-string feeds rm -rf / to bash", "bash <<< 'rm -rf /'", Decision::Deny, "exec.recursive-delete"),
@@ -287,7 +287,7 @@ const WRAPPERS: &[Row] = &[
     ("parallel with a workspace delete passes", "parallel rm -rf ::: build dist", Decision::Allow, "tools.allow"),
 ];
 
-fn judge(w: &Warden, command: &str) -> Verdict {
+pub(super) fn judge(w: &Warden, command: &str) -> Verdict {
     let (storage, http, log) = (MemoryStorage::default(), ScriptedHttp::unreachable(), VecLog::default());
     let ports = Ports { http: &http, storage: &storage, log: &log };
     let call = ToolCall {
@@ -304,11 +304,11 @@ fn judge(w: &Warden, command: &str) -> Verdict {
     w.check_tool_call(&ports, &call)
 }
 
-fn warden() -> Warden {
+pub(super) fn warden() -> Warden {
     Warden::configure(r#"{"tools":{"workspace":"/ws"}}"#).expect("valid config")
 }
 
-fn check_rows(rows: &[Row]) {
+pub(super) fn check_rows(rows: &[Row]) {
     let w = warden();
     let mut failures = Vec::new();
     for (name, command, decision, rule) in rows {
@@ -446,16 +446,16 @@ impl Rng {
 }
 
 /// Variants tried by default; `WARDEN_MUTATIONS` sets another count.
-const MUTATIONS: usize = 600;
+const MUTATIONS: usize = 720;
 
 /// `text` as one single-quoted word.
-fn sq(text: &str) -> String {
+pub(super) fn sq(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// One rewrite of `script` that a shell runs the same way.
 fn mutate(rng: &mut Rng, script: &str) -> String {
-    match rng.next() % 20 {
+    match rng.next() % 24 {
         0 => format!(
             "{} {script}",
             rng.pick(&[
@@ -495,8 +495,17 @@ fn mutate(rng: &mut Rng, script: &str) -> String {
         16 => format!("f() {{\n{script}\n}}; f"),
         17 => format!("echo {} | tr 'A-Za-z' 'N-ZA-Mn-za-m' | sh", sq(&rot13(script))),
         18 => format!("timeout 5 {} -c {}", rng.pick(&["sh", "bash"]), sq(script)),
-        _ => format!("su -c {}", sq(script)),
+        19 => format!("su -c {}", sq(script)),
+        20 => format!("python3 -c {}", sq(&format!("import os; os.system({})", dq(script)))),
+        21 => format!("perl -e {}", sq(&format!("system q({script})"))),
+        22 => format!("pwsh -NoProfile -EncodedCommand {}", super::exec_interpreter_tests::encoded(script)),
+        _ => format!("node -e {}", sq(&format!("require('child_process').execSync({})", dq(script)))),
     }
+}
+
+/// `text` as a double-quoted string literal of Python or JavaScript.
+fn dq(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n"))
 }
 
 fn rot13(text: &str) -> String {

@@ -45,6 +45,8 @@ pub mod config;
 pub mod exec;
 #[cfg(test)]
 mod exec_tests;
+#[cfg(test)]
+mod exec_interpreter_tests;
 pub mod memory;
 pub mod path_guard;
 pub mod rules;
