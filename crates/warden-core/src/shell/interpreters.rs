@@ -148,16 +148,14 @@ fn options(lang: Language) -> Options {
             long_values: &["--define", "--php-ini", "--zend-extension"],
             file_letters: "fF",
         },
-        PowerShell => {
-            Options {
-                code_letters: "",
-                value_letters: "",
-                attached_letters: "",
-                long_code: &[],
-                long_values: &[],
-                file_letters: "",
-            }
-        }
+        PowerShell => Options {
+            code_letters: "",
+            value_letters: "",
+            attached_letters: "",
+            long_code: &[],
+            long_values: &[],
+            file_letters: "",
+        },
     }
 }
 
@@ -1030,7 +1028,15 @@ fn delimited(chars: &[char], start: usize, open: char, close: char, escapes: Esc
                 'x' | 'u' | 'U' => {
                     let braced = chars.get(k) == Some(&'{');
                     let from = k + usize::from(braced);
-                    let max = if braced { 8 } else if next == 'x' { 2 } else if next == 'u' { 4 } else { 8 };
+                    let max = if braced {
+                        8
+                    } else if next == 'x' {
+                        2
+                    } else if next == 'u' {
+                        4
+                    } else {
+                        8
+                    };
                     let (value, n) = hex(from, max);
                     if n == 0 {
                         out.push(next);
@@ -1286,7 +1292,8 @@ fn powershell(code: &str, lower: &str, out: &mut Scan) {
     for word in code.split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | ';' | '|' | '=')) {
         let w = word.trim_matches(['\'', '"']);
         let lower = w.to_ascii_lowercase();
-        let home = ["~/", "~\\", "$home/", "$home\\", "$env:userprofile", "$env:home"].iter().any(|h| lower.starts_with(h));
+        let home =
+            ["~/", "~\\", "$home/", "$home\\", "$env:userprofile", "$env:home"].iter().any(|h| lower.starts_with(h));
         if (home || (w.starts_with('/') && w.len() > 1))
             && let Some(path) = ps_path(w)
             && !out.paths.contains(&path)

@@ -456,8 +456,9 @@ pub(super) fn sq(text: &str) -> String {
 /// One rewrite of `script` that a shell runs the same way.
 fn mutate(rng: &mut Rng, script: &str) -> String {
     match rng.next() % 24 {
+        // A wrapper runs one simple command: a compound one goes in through `sh -c`.
         0 => format!(
-            "{} {script}",
+            "{} {}",
             rng.pick(&[
                 "sudo",
                 "nohup",
@@ -471,7 +472,13 @@ fn mutate(rng: &mut Rng, script: &str) -> String {
                 "ionice -c3",
                 "chronic",
                 "exec -a x"
-            ])
+            ]),
+            if script.starts_with(['{', '(']) || script.contains("() {") || script.contains(';') || script.contains('|')
+            {
+                format!("sh -c {}", sq(script))
+            } else {
+                script.to_string()
+            }
         ),
         1 => format!("{} -c {}", rng.pick(&["sh", "bash", "dash", "zsh"]), sq(script)),
         2 => format!("echo {} | {}", sq(script), rng.pick(&["sh", "bash", "sh -s", "bash -", "sudo sh"])),
@@ -497,8 +504,13 @@ fn mutate(rng: &mut Rng, script: &str) -> String {
         18 => format!("timeout 5 {} -c {}", rng.pick(&["sh", "bash"]), sq(script)),
         19 => format!("su -c {}", sq(script)),
         20 => format!("python3 -c {}", sq(&format!("import os; os.system({})", dq(script)))),
-        21 => format!("perl -e {}", sq(&format!("system q({script})"))),
-        22 => format!("pwsh -NoProfile -EncodedCommand {}", super::exec_interpreter_tests::encoded(script)),
+        // Inside Perl's `q()` a backslash is spelled twice.
+        21 => format!("perl -e {}", sq(&format!("system q({})", script.replace('\\', "\\\\")))),
+        // PowerShell quotes and escapes differently: only scripts spelled the same in both are wrapped.
+        22 if script.chars().all(|c| c.is_ascii_alphanumeric() || " ./~:@|;-_=\n".contains(c)) => {
+            format!("pwsh -NoProfile -EncodedCommand {}", super::exec_interpreter_tests::encoded(script))
+        }
+        22 => format!("python3 -c {}", sq(&format!("import subprocess; subprocess.run({}, shell=True)", dq(script)))),
         _ => format!("node -e {}", sq(&format!("require('child_process').execSync({})", dq(script)))),
     }
 }

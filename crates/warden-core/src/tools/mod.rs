@@ -44,9 +44,9 @@ pub mod budget;
 pub mod config;
 pub mod exec;
 #[cfg(test)]
-mod exec_tests;
-#[cfg(test)]
 mod exec_interpreter_tests;
+#[cfg(test)]
+mod exec_tests;
 pub mod memory;
 pub mod path_guard;
 pub mod rules;
