@@ -64,6 +64,8 @@ pub const LANGUAGES: &[(&str, Language)] = &[
     ("ruby", Ruby),
     ("node", Node),
     ("nodejs", Node),
+    ("bun", Node),
+    ("deno", Node),
     ("php", Php),
     ("pwsh", PowerShell),
     ("powershell", PowerShell),
@@ -163,6 +165,16 @@ fn options(lang: Language) -> Options {
 pub fn source(lang: Language, argv: &[Arg]) -> Source {
     if lang == PowerShell {
         return powershell_source(argv);
+    }
+    // `deno eval CODE`
+    if argv.first().and_then(Arg::known).is_some_and(|p| p.rsplit('/').next() == Some("deno")) {
+        return match argv.get(1).and_then(Arg::known) {
+            Some("eval") => {
+                let code = argv.iter().skip(2).find(|a| !a.known().is_some_and(|t| t.starts_with('-')));
+                code.cloned().map_or(Source::Stdin, Source::Code)
+            }
+            _ => Source::File(None),
+        };
     }
     let o = options(lang);
     let mut codes: Vec<Arg> = Vec::new();
@@ -382,6 +394,9 @@ pub const SPAWNS: &[Call] = &[
     (Node, "child_process", "spawnSync", Takes::ProgramThenList),
     (Node, "child_process", "execFile", Takes::ProgramThenList),
     (Node, "child_process", "execFileSync", Takes::ProgramThenList),
+    (Node, "Bun", "spawn", Takes::Shell),
+    (Node, "Bun", "spawnSync", Takes::Shell),
+    (Node, "Deno", "run", Takes::Shell),
     (Php, "", "system", Takes::Shell),
     (Php, "", "exec", Takes::Shell),
     (Php, "", "shell_exec", Takes::Shell),
@@ -409,6 +424,18 @@ pub const DELETES: &[Call] = &[
     (Node, "", "rmdir", Takes::Shell),
     (Node, "", "removeSync", Takes::Shell),
     (Node, "", "rimraf", Takes::Shell),
+];
+
+/// Calls that remove one file: the path is their first argument.
+pub const REMOVES: &[Call] = &[
+    (Python, "os", "remove", Takes::Shell),
+    (Python, "os", "unlink", Takes::Shell),
+    (Perl, "", "unlink", Takes::Shell),
+    (Ruby, "", "File.delete", Takes::Shell),
+    (Ruby, "", "File.unlink", Takes::Shell),
+    (Node, "", "unlinkSync", Takes::Shell),
+    (Node, "", "unlink", Takes::Shell),
+    (Php, "", "unlink", Takes::Shell),
 ];
 
 /// Node calls that delete a tree only when asked to (`{ recursive: true }`).
@@ -566,6 +593,8 @@ pub enum Effect {
     ForkLoop,
     /// It runs code it downloads.
     DownloadRun,
+    /// It connects a shell to the network (a reverse shell).
+    RemoteShell,
 }
 
 /// What inline code does, as far as the scan sees.
@@ -589,6 +618,11 @@ pub struct Scan {
     pub download_run: bool,
     /// PowerShell statements that may run native commands, judged as shell.
     pub statements: Vec<String>,
+    /// Files it removes (one by one, not trees); `None` for a path only known at run time.
+    pub removes: Vec<Option<String>>,
+    /// It connects to the network and spawns an interactive shell: a shell
+    /// that reads its commands from the other end (a reverse shell).
+    pub remote_shell: bool,
     /// Longer than [`MAX_SCANNED_BYTES`]: not scanned.
     pub too_long: bool,
 }
@@ -640,6 +674,19 @@ fn scan_into(lang: Language, code: &str, depth: usize, out: &mut Scan) {
         for needle in needles(module, name) {
             for at in calls(hay, &needle, true) {
                 out.spawns.push(spawned(lang, code, at + needle.len(), takes));
+            }
+        }
+    }
+    for &(l, module, name, _) in REMOVES {
+        if l != lang {
+            continue;
+        }
+        for needle in needles(module, name) {
+            for at in calls(hay, &needle, true) {
+                match arguments(lang, code, at + needle.len()).first() {
+                    Some(Value::Str(p)) => out.removes.push(Some(p.clone())),
+                    _ => out.removes.push(None),
+                }
             }
         }
     }
@@ -704,6 +751,22 @@ fn scan_into(lang: Language, code: &str, depth: usize, out: &mut Scan) {
     if lang == PowerShell {
         powershell(code, &lower_of(code), out);
     }
+    out.remote_shell |= out.sends && out.spawns.iter().flatten().any(|c| interactive_shell(c));
+}
+
+/// Whether a spawned command is a shell with no command of its own (`/bin/sh -i`, `bash`).
+fn interactive_shell(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().map(|w| w.trim_matches('\'')).collect();
+    let Some(program) = words.first() else { return false };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    super::commands::SHELLS.contains(&name)
+        && !words.iter().skip(1).any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('c'))
+        && words.iter().skip(1).all(|w| {
+            w.starts_with('-')
+                || w.starts_with('<')
+                || w.starts_with('>')
+                || w.starts_with(|c: char| c.is_ascii_digit())
+        })
 }
 
 fn lower_of(code: &str) -> String {

@@ -92,6 +92,11 @@ pub fn output(program: &str, argv: &[Arg]) -> Option<SecretOutput> {
     if DUMPS.contains(&program) && environment_dump(program, &args) {
         return Some(SecretOutput { what: format!("the environment (`{program}`)"), hosts: &[] });
     }
+    if program == "printenv"
+        && let Some(name) = args.iter().find(|a| !a.starts_with('-') && secret_name(a))
+    {
+        return Some(SecretOutput { what: format!("the variable `{name}`"), hosts: &[] });
+    }
     for (name, words, any, hosts) in SECRET_COMMANDS {
         if *name != program {
             continue;
@@ -106,6 +111,16 @@ pub fn output(program: &str, argv: &[Arg]) -> Option<SecretOutput> {
         }
     }
     None
+}
+
+/// Words in variable names that hold secrets (`AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`).
+pub const SECRET_NAME_WORDS: &[&str] =
+    &["SECRET", "TOKEN", "PASSWORD", "PASSWD", "PRIVATE", "CREDENTIAL", "API_KEY", "APIKEY"];
+
+/// Whether a variable name names a secret.
+pub fn secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAME_WORDS.iter().any(|w| upper.contains(w))
 }
 
 /// Whether the builtin prints every variable: no names among its words.

@@ -384,6 +384,12 @@ fn effects(inv: &Invocation, out: &mut Vec<Finding>) {
     if inv.effects.contains(&Effect::DownloadRun) {
         out.push(finding(rules::EXEC_DOWNLOAD_EXECUTE, format!("{} runs code it downloads.", quote(inv))));
     }
+    if inv.effects.contains(&Effect::RemoteShell) {
+        out.push(finding(
+            rules::EXEC_DOWNLOAD_EXECUTE,
+            format!("{} connects a shell to the network, which runs whatever the other end sends.", quote(inv)),
+        ));
+    }
 }
 
 fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {

@@ -58,9 +58,12 @@ impl Walker<'_, '_> {
         if scan.environment {
             inv.secret_output = Some(SecretOutput { what: format!("the environment (read by {via})"), hosts: &[] });
         }
-        for (on, effect) in
-            [(scan.sends, Effect::Sends), (scan.fork_loop, Effect::ForkLoop), (scan.download_run, Effect::DownloadRun)]
-        {
+        for (on, effect) in [
+            (scan.sends, Effect::Sends),
+            (scan.fork_loop, Effect::ForkLoop),
+            (scan.download_run, Effect::DownloadRun),
+            (scan.remote_shell, Effect::RemoteShell),
+        ] {
             if on {
                 inv.effects.push(effect);
             }
@@ -94,6 +97,13 @@ impl Walker<'_, '_> {
             let words = vec![Arg::fixed("rm"), Arg::fixed("-r"), Arg::fixed("--"), path];
             let mut sub = state.clone();
             self.dispatch(words, Vec::new(), Vec::new(), false, &mut sub, &deleting, segment);
+        }
+        let mut removing = f.clone();
+        removing.via.push(format!("{via}, removing a file"));
+        for target in scan.removes.iter().flatten() {
+            let words = vec![Arg::fixed("rm"), Arg::fixed("--"), Arg::fixed(target)];
+            let mut sub = state.clone();
+            self.dispatch(words, Vec::new(), Vec::new(), false, &mut sub, &removing, segment);
         }
         self.code_depth -= 1;
     }
