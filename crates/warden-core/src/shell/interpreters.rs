@@ -44,6 +44,14 @@ pub const MAX_SCANNED_BYTES: usize = 32 * 1024;
 /// followed; deeper code counts as code only known at run time.
 pub const MAX_EVAL_NESTING: usize = 4;
 
+/// Most characters of a call's arguments read (8 KiB); a literal argument
+/// longer than this counts as a value only known at run time.
+pub const MAX_CALL_CHARS: usize = 8 * 1024;
+
+/// Most PowerShell statements judged as native commands (groups and script
+/// blocks count once each); past it the code counts as only known at run time.
+pub const MAX_POWERSHELL_STATEMENTS: usize = 256;
+
 /// A language whose interpreter runs inline code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
@@ -325,7 +333,10 @@ pub fn decode_powershell(encoded: &str) -> Option<String> {
     if bytes.len() % 2 != 0 {
         return None;
     }
-    let units: Vec<u16> = bytes.chunks(2).map(|p| u16::from_le_bytes([p[0], p.get(1).copied().unwrap_or(0)])).collect();
+    let units: Vec<u16> = bytes
+        .chunks(2)
+        .map(|p| u16::from_le_bytes([p.first().copied().unwrap_or(0), p.get(1).copied().unwrap_or(0)]))
+        .collect();
     let text: String = char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}')).collect();
     (text.len() <= MAX_SCANNED_BYTES).then_some(text)
 }
@@ -904,10 +915,37 @@ fn literals(lang: Language, code: &str) -> Vec<Literal> {
                 out.push(lit);
                 i = end.max(i + 1);
             }
+            // A literal that never closes runs to the end: nothing after it is code.
+            None if opens_literal(lang, &chars, i) => break,
             None => i += 1,
         }
     }
     out
+}
+
+/// Whether a literal would start at `i` (so `literal_at` found it unclosed).
+fn opens_literal(lang: Language, chars: &[char], i: usize) -> bool {
+    let Some(&c) = chars.get(i) else { return false };
+    let next = chars.get(i + 1).copied();
+    match lang {
+        Python | PowerShell => {
+            matches!(c, '\'' | '"') || (lang == PowerShell && c == '@' && matches!(next, Some('\'' | '"')))
+        }
+        Node => matches!(c, '\'' | '"' | '`'),
+        Perl | Ruby | Php => {
+            let prev = i.checked_sub(1).and_then(|p| chars.get(p)).copied();
+            let prefixed = match (lang, c) {
+                (Perl, 'q') => prev.is_none_or(|p| !is_ident(p)),
+                (Ruby, '%') => true,
+                _ => false,
+            };
+            let delimiter = |d: Option<char>| d.is_some_and(|d| "([{</|!#~".contains(d));
+            matches!(c, '\'' | '"' | '`')
+                || (prefixed
+                    && (delimiter(next)
+                        || (next.is_some_and(|n| "qQxwW".contains(n)) && delimiter(chars.get(i + 2).copied()))))
+        }
+    }
 }
 
 fn closing(open: char) -> char {
@@ -1180,7 +1218,7 @@ const PATH_WRAPPERS: &[&str] =
 /// The arguments of the call whose name ends at `start`: literals and lists
 /// of literals, up to the first argument that is neither.
 fn arguments(lang: Language, code: &str, start: usize) -> Vec<Value> {
-    let chars: Vec<char> = code.get(start..).unwrap_or("").chars().collect();
+    let chars: Vec<char> = code.get(start..).unwrap_or("").chars().take(MAX_CALL_CHARS).collect();
     let mut out = Vec::new();
     let mut i = 0;
     let skip_ws = |i: &mut usize| {
@@ -1365,7 +1403,13 @@ fn powershell(code: &str, lower: &str, out: &mut Scan) {
         }
     }
     let mut pending = statements(code);
+    let mut judged = 0;
     while let Some(statement) = pending.pop() {
+        judged += 1;
+        if judged > MAX_POWERSHELL_STATEMENTS {
+            out.dynamic_eval = true;
+            break;
+        }
         let mut trimmed = statement.trim().trim_start_matches("& ").trim_start_matches('&').trim();
         // A group, subexpression or script block: the statements inside it (a block may be invoked later).
         let inner = trimmed.strip_prefix("$(").or_else(|| trimmed.strip_prefix('(')).and_then(|t| t.strip_suffix(')'));
@@ -1530,7 +1574,7 @@ fn ps_path(word: &str) -> Option<String> {
         return None;
     }
     let bytes = w.as_bytes();
-    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+    if bytes.first().is_some_and(u8::is_ascii_alphabetic) && bytes.get(1) == Some(&b':') {
         let rest = w.get(2..).unwrap_or("").replace('\\', "/");
         return Some(if rest.is_empty() { "/".to_string() } else { rest });
     }

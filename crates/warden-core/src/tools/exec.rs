@@ -13,11 +13,14 @@
 //! download-and-execute (piped into a shell or interpreter, substituted into
 //! `bash -c`/`eval`, process-substituted, or saved and then run); fork bombs;
 //! shutdown and reboot; firewall flushes; world-writable or setuid modes and
-//! owner changes on system paths; credential files read into a network
-//! command; programs whose name is unknown until run time; code built at run
-//! time from anything but a download (`echo ... | base64 -d | sh`,
-//! `eval "$(tool init)"`), which is asked; and commands the
-//! parser refuses. Paths the command reads and writes also go through the
+//! owner changes on system paths; credential files, environment dumps and
+//! secret exports (see [`crate::shell::secrets`]) sent to a network command;
+//! programs whose name is unknown until run time; code built at run time
+//! from anything but a download (`echo ... | base64 -d | sh`,
+//! `eval "$(tool init)"`), which is asked; and commands the parser refuses.
+//! Inline code of other languages (`python3 -c`, `pwsh -enc`, see
+//! [`crate::shell::interpreters`]) is judged by the same rules through what
+//! it spawns, deletes, reads and sends, plus fork loops and reverse shells. Paths the command reads and writes also go through the
 //! path guard's protected-path and workspace checks.
 
 use super::Finding;

@@ -14,7 +14,7 @@ pub const EXEC_DISK_FORMAT: &str = "exec.disk-format";
 pub const EXEC_RAW_DEVICE_WRITE: &str = "exec.raw-device-write";
 /// Running downloaded code: piped, substituted or saved and then run.
 pub const EXEC_DOWNLOAD_EXECUTE: &str = "exec.download-execute";
-/// A function that spawns itself without end.
+/// A function that spawns itself without end, or inline code forking in an endless loop.
 pub const EXEC_FORK_BOMB: &str = "exec.fork-bomb";
 /// Shutting down, rebooting or halting the machine.
 pub const EXEC_SHUTDOWN: &str = "exec.shutdown";
@@ -22,7 +22,7 @@ pub const EXEC_SHUTDOWN: &str = "exec.shutdown";
 pub const EXEC_FIREWALL_FLUSH: &str = "exec.firewall-flush";
 /// World-writable or setuid modes, or new owners, on system paths.
 pub const EXEC_SYSTEM_PERMISSIONS: &str = "exec.system-permissions";
-/// Credential files read into a network command.
+/// Credential files, environment dumps and secret exports sent to a network command.
 pub const EXEC_CREDENTIAL_EXFILTRATION: &str = "exec.credential-exfiltration";
 /// A program whose name is only known when the command runs.
 pub const EXEC_DYNAMIC_PROGRAM: &str = "exec.dynamic-program";
