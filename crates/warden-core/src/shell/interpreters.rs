@@ -1491,11 +1491,10 @@ fn remove_item(args: Vec<&str>, out: &mut Scan) {
                 recursive = true;
             } else if !name.is_empty()
                 && ("path".starts_with(&name) || "literalpath".starts_with(&name) || name == "lp")
+                && let Some(v) = args.get(k)
             {
-                if let Some(v) = args.get(k) {
-                    targets.push(ps_path(v));
-                    k += 1;
-                }
+                targets.push(ps_path(v));
+                k += 1;
             }
             continue;
         }
