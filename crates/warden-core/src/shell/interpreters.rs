@@ -11,12 +11,14 @@
 //!   command given as a string literal is judged as the shell command it is,
 //!   an argument list as the program and arguments it names, anything else
 //!   as code only known at run time;
-//! - recursive deletes ([`DELETES`]) of a literal path, judged like `rm -r`;
+//! - recursive deletes ([`DELETES`]) of a literal path, judged like `rm -r`,
+//!   and single-file removes ([`REMOVES`]), judged like `rm`;
 //! - every string literal that looks like a path, passed to the path guard as
 //!   a path the code reads;
 //! - the whole environment read ([`ENVIRONMENT`]) and network clients
 //!   ([`SENDERS`]), which together with a secret are exfiltration;
-//! - fork calls in an endless loop ([`FORKS`], [`ENDLESS_LOOPS`]);
+//! - fork calls in an endless loop ([`FORKS`], [`ENDLESS_LOOPS`]), and a
+//!   network client with a spawned interactive shell (a reverse shell);
 //! - evaluation of code built at run time ([`EVALS`]) and, in PowerShell,
 //!   `Invoke-Expression` of a download, `Remove-Item -Recurse`, and each
 //!   statement judged as the native command it may be.
@@ -28,8 +30,11 @@
 //! modules other than the listed ones that spawn processes or delete trees.
 //!
 //! Bounds: code longer than [`MAX_SCANNED_BYTES`] is not scanned (it counts
-//! as code only known at run time); PowerShell `Invoke-Expression` of a
-//! literal is followed at most [`MAX_EVAL_NESTING`] levels deep.
+//! as code only known at run time); a call's arguments are read for at most
+//! [`MAX_CALL_CHARS`] characters; PowerShell `Invoke-Expression` of a literal
+//! is followed at most [`MAX_EVAL_NESTING`] levels deep and at most
+//! [`MAX_POWERSHELL_STATEMENTS`] statements are judged. A literal that never
+//! closes ends the scan of literals, so hostile code costs one pass.
 
 use super::commands::Arg;
 use super::wrappers::quote;
