@@ -26,6 +26,8 @@
 pub mod ast;
 pub mod commands;
 pub mod decode;
+pub mod fields;
+pub mod metadata;
 mod parse;
 pub mod print;
 #[cfg(test)]

@@ -42,11 +42,14 @@
 
 pub mod budget;
 pub mod config;
+pub mod devices;
 pub mod exec;
 #[cfg(test)]
 mod exec_tests;
 pub mod memory;
 pub mod path_guard;
+pub mod permissions;
+pub mod protected;
 pub mod rules;
 pub mod self_guard;
 #[cfg(test)]
