@@ -303,6 +303,12 @@ fn interpreter(program: &str) -> Option<&'static [&'static str]> {
     INTERPRETERS.iter().find(|(name, _)| *name == stem || *name == program).map(|(_, flags)| *flags)
 }
 
+/// Programs whose written operands are not also read.
+const WRITES_WITHOUT_READING: &[&str] = &[
+    "cp", "install", "ln", "rsync", "tee", "dd", "truncate", "shred", "rm", "rmdir", "unlink", "chmod", "chown",
+    "chgrp",
+];
+
 /// Programs whose operands are not files they read.
 const NOT_READERS: &[&str] = &[
     "echo", "printf", "true", "false", ":", "test", "[", "[[", "basename", "dirname", "which", "type", "command",
@@ -1013,6 +1019,10 @@ impl<'c, 'a> Walker<'c, 'a> {
         for target in written_operands(&program, &argv) {
             let path = self.normalize(&target, &state_for);
             inv.writes.push(path);
+        }
+        if WRITES_WITHOUT_READING.contains(&program.as_str()) {
+            // `cp a dest`, `dd of=dest`, `rm x`: the destination is written, not read.
+            inv.reads.retain(|p| !inv.writes.contains(p));
         }
         for file in super::metadata::content_read(&program, &argv) {
             let path = self.normalize(&file, &state_for);

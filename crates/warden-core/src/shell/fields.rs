@@ -29,6 +29,8 @@ pub struct Field {
     pub text: String,
     /// Whether the field starts where the word starts.
     pub at_start: bool,
+    /// Whether its first character came from an expansion.
+    pub expanded: bool,
 }
 
 fn in_ranges(ranges: &[Range<usize>], at: usize) -> bool {
@@ -41,6 +43,8 @@ fn in_ranges(ranges: &[Range<usize>], at: usize) -> bool {
 pub fn split(text: &str, splittable: &[Range<usize>], ifs: &str) -> Vec<Field> {
     let mut out = Vec::new();
     let mut field: Option<(String, usize)> = None;
+    let done =
+        |f: String, start: usize| Field { text: f, at_start: start == 0, expanded: in_ranges(splittable, start) };
     // A blank ended the previous field; one non-blank separator may still belong to it.
     let mut after_blank = false;
     for (at, c) in text.char_indices() {
@@ -53,16 +57,16 @@ pub fn split(text: &str, splittable: &[Range<usize>], ifs: &str) -> Vec<Field> {
         let blank = matches!(c, ' ' | '\t' | '\n');
         match field.take() {
             Some((f, start)) => {
-                out.push(Field { text: f, at_start: start == 0 });
+                out.push(done(f, start));
                 after_blank = blank;
             }
             None if blank => {}
             None if after_blank => after_blank = false,
-            None => out.push(Field { text: String::new(), at_start: at == 0 }),
+            None => out.push(done(String::new(), at)),
         }
     }
     if let Some((f, start)) = field {
-        out.push(Field { text: f, at_start: start == 0 });
+        out.push(done(f, start));
     }
     out
 }
@@ -94,8 +98,13 @@ pub fn fields(arg: Arg, ifs: Option<&str>, literal: bool) -> Vec<Arg> {
             prefix: piece.text.clone(),
             static_text: Some(piece.text.clone()),
             split: Vec::new(),
-            // A `~` that does not start the word is not expanded.
-            literal_tilde: if piece.at_start { arg.literal_tilde } else { piece.text.starts_with('~') },
+            // A `~` written after the word's start is not expanded; one an
+            // expansion produced is the home it names.
+            literal_tilde: if piece.at_start {
+                arg.literal_tilde
+            } else {
+                piece.text.starts_with('~') && !piece.expanded
+            },
             fed: None,
             ..arg.clone()
         })

@@ -49,6 +49,8 @@ mod exec_tests;
 pub mod memory;
 pub mod path_guard;
 pub mod permissions;
+#[cfg(test)]
+mod precision_table;
 pub mod protected;
 pub mod rules;
 pub mod self_guard;
