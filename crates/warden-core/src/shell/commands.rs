@@ -483,6 +483,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                 f.function = Some(name.clone());
                 let mut sub = state.clone();
                 self.command(body, &mut sub, &f);
+                // A function that changes `IFS` changes it wherever it is called: from here on it is unknown.
+                if sub.vars.get("IFS").map(|v| &v.value) != state.vars.get("IFS").map(|v| &v.value) {
+                    state.vars.insert("IFS".into(), Var { value: None, secret: false });
+                }
                 Some(String::new())
             }
         }
@@ -956,6 +960,14 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
         } else if program == "source" || program == "." {
             let script = argv.get(1).cloned();
+            // Sourced code runs in this shell: an `IFS` it sets holds after it.
+            let code = script.as_ref().and_then(|a| a.fed.clone()).or_else(|| match &input {
+                Input::Text(t) => Some(t.clone()),
+                _ => None,
+            });
+            if code.is_some_and(|c| c.contains("IFS")) {
+                state.vars.insert("IFS".into(), Var { value: None, secret: false });
+            }
             if let Some(printed) =
                 self.script_operand(&mut inv, script.as_ref(), &input, &program, &state_for, &frame, segment)
             {
@@ -993,7 +1005,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         // Paths read and written.
         let reads_operands = !NOT_READERS.contains(&program.as_str())
             && !program.is_empty()
-            && !super::metadata::only_metadata(&program);
+            && !super::metadata::only_metadata(&program, &argv);
         let mut skip_next = false;
         for a in argv.iter().skip(operands_from) {
             if skip_next {
@@ -1016,7 +1028,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
             }
         }
-        for target in written_operands(&program, &argv) {
+        for target in written_operands(&program, &argv).into_iter().chain(super::metadata::written(&program, &argv)) {
             let path = self.normalize(&target, &state_for);
             inv.writes.push(path);
         }

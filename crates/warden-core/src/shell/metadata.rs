@@ -6,7 +6,8 @@
 //! path. What they run or delete is still judged: `find -exec cat {} \;`
 //! runs `cat` on every file under the roots, `find -delete` deletes them,
 //! and a redirection is a write wherever it points. The options that make
-//! one of them read a file's contents (`--files0-from`, `du -X`) are reads.
+//! one of them read a file's contents (`--files0-from`, `du -X`, `tree
+//! --fromfile`) are reads, and `find -fprint FILE`, `-fprintf`, `-fls` write.
 //! `file` is not here: it reads the first bytes of a file and may print
 //! strings found in them.
 
@@ -22,14 +23,35 @@ pub const METADATA_ONLY: &[&str] = &[
 /// Options whose value is a file these programs read the contents of.
 const CONTENT_OPTIONS: &[&str] = &["--files0-from", "-files0-from", "--exclude-from", "-X", "--from-file"];
 
+/// `find` options whose value is a file it writes.
+const FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fprintf", "-fls"];
+
 /// Whether `program`'s operands are only looked at.
-pub fn only_metadata(program: &str) -> bool {
-    METADATA_ONLY.contains(&program)
+pub fn only_metadata(program: &str, argv: &[Arg]) -> bool {
+    // `tree --fromfile` prints the lines of the files it is given.
+    METADATA_ONLY.contains(&program) && !(program == "tree" && argv.iter().any(|a| a.known() == Some("--fromfile")))
+}
+
+/// The files `find` writes with `-fprint FILE` and its kin, as written.
+pub fn written(program: &str, argv: &[Arg]) -> Vec<String> {
+    if program != "find" {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut args = argv.iter().skip(1);
+    while let Some(a) = args.next() {
+        if a.known().is_some_and(|t| FIND_WRITES.contains(&t))
+            && let Some(file) = args.next().and_then(Arg::path)
+        {
+            out.push(file);
+        }
+    }
+    out
 }
 
 /// The files a metadata-only program reads the contents of, as written.
 pub fn content_read(program: &str, argv: &[Arg]) -> Vec<String> {
-    if !only_metadata(program) {
+    if !only_metadata(program, argv) {
         return Vec::new();
     }
     let mut out = Vec::new();

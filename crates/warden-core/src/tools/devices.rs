@@ -76,6 +76,11 @@ fn is_device(path: &str) -> bool {
     path == "/dev" || path.starts_with("/dev/")
 }
 
+/// Whether a target only known at run time, of which `prefix` is known, may be a device.
+fn may_be_device(prefix: &str) -> bool {
+    prefix.is_empty() || "/dev/".starts_with(prefix) || prefix.starts_with("/dev/")
+}
+
 /// Links the command makes with `ln -s TARGET LINK`: (link, target), both normalized.
 fn links(analysis: &Analysis, home: Option<&str>) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -113,16 +118,35 @@ pub fn check(analysis: &Analysis, inv: &Invocation, home: Option<&str>, out: &mu
     if p.starts_with("mkfs") || FORMATTERS.contains(&p) {
         let listing = options(&inv.argv).any(|o| o == "-l" || o == "--list")
             || inv.argv.iter().any(|a| a.known() == Some("print"));
-        let targets: Vec<Option<String>> = operands(&inv.argv)
-            .into_iter()
-            .map(|a| a.path().map(|t| paths::normalize(&t, inv.cwd.as_deref(), home)))
-            .collect();
-        let device =
-            targets.is_empty() || targets.iter().any(|t| t.as_deref().is_none_or(|t| is_device(resolved(&links, t))));
+        let ops = operands(&inv.argv);
+        let device = ops.is_empty()
+            || ops.iter().any(|a| match a.path() {
+                Some(t) => is_device(resolved(&links, &paths::normalize(&t, inv.cwd.as_deref(), home))),
+                None => may_be_device(&a.prefix),
+            });
+        let targets: Vec<String> =
+            ops.iter().filter_map(|a| a.path()).map(|t| paths::normalize(&t, inv.cwd.as_deref(), home)).collect();
         if device && !listing {
             out.push(finding(rules::EXEC_DISK_FORMAT, format!("{} formats or partitions a disk.", quote(inv))));
         } else if !listing {
-            files.extend(targets.into_iter().flatten());
+            files.extend(targets);
+        }
+    }
+    if p == "dd" {
+        // `dd of=$DEV`: a target only known at run time may be a disk.
+        for a in inv.argv.iter().skip(1).filter(|a| a.known().is_none()) {
+            if let Some(prefix) = a.prefix.strip_prefix("of=")
+                && may_be_device(prefix)
+            {
+                out.push(finding(
+                    rules::EXEC_RAW_DEVICE_WRITE,
+                    format!(
+                        "{} writes to `{}`, which may be a device; it is only known when it runs.",
+                        quote(inv),
+                        a.raw
+                    ),
+                ));
+            }
         }
     }
     for path in &inv.writes {

@@ -616,7 +616,7 @@ fn a_seeded_mutation_search_finds_no_allowed_variant_of_a_destructive_command() 
             variant = mutate(&mut rng, &variant);
         }
         ifs += usize::from(variant.contains("IFS"));
-        aliases += usize::from(variant.contains("/proc/") || variant.contains("//"));
+        aliases += usize::from(["/proc/", " //", "~//", "/./", "///", ".ssh//"].iter().any(|s| variant.contains(s)));
         let v = judge(&w, &variant);
         if v.decision == Decision::Allow {
             allowed.push(variant);
