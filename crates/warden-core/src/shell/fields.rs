@@ -261,7 +261,7 @@ mod tests {
 
     #[test]
     fn field_splitting_follows_posix_for_blank_and_other_separators() {
-        let all = |t: &str| vec![0..t.len()];
+        let all = |t: &str| core::iter::once(0..t.len()).collect::<Vec<_>>();
         let cases: &[(&str, &str, &[&str])] = &[
             ("rm -rf /", DEFAULT_IFS, &["rm", "-rf", "/"]),
             ("  a \t b\n", DEFAULT_IFS, &["a", "b"]),
@@ -285,7 +285,8 @@ mod tests {
     #[test]
     fn only_the_expanded_parts_of_a_word_are_split() {
         // `"a b"$x` with x=" c": the quoted blank stays.
-        assert_eq!(texts("a b c", &[3..5], DEFAULT_IFS), ["a b", "c"]);
+        let expanded: Vec<Range<usize>> = core::iter::once(3..5).collect();
+        assert_eq!(texts("a b c", &expanded, DEFAULT_IFS), ["a b", "c"]);
         // `rm${IFS}-rf${IFS}/`.
         assert_eq!(texts("rm \t\n-rf \t\n/", &[2..5, 8..11], DEFAULT_IFS), ["rm", "-rf", "/"]);
     }

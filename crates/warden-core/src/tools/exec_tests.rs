@@ -579,7 +579,7 @@ fn spell_path(rng: &mut Rng, script: &str) -> String {
     for (from, to) in spellings {
         let ends = |rest: &str| rest.is_empty() || rest.starts_with(' ');
         if let Some(at) = script.find(from).filter(|at| ends(script.get(at + from.len()..).unwrap_or("")))
-            && rng.next() % 2 == 0
+            && rng.next().is_multiple_of(2)
         {
             let (head, tail) = (script.get(..at).unwrap_or(""), script.get(at + from.len()..).unwrap_or(""));
             return format!("{head}{}{tail}", rng.pick(to));
@@ -607,7 +607,7 @@ fn a_seeded_mutation_search_finds_no_allowed_variant_of_a_destructive_command() 
         let (base, rule) = bases.get(n % bases.len()).copied().unwrap_or(("rm -rf /", ""));
         let respelled = respell(&mut rng, base);
         let mut variant = spell_path(&mut rng, &respelled);
-        if rng.next() % 3 == 0
+        if rng.next().is_multiple_of(3)
             && let Some(separated) = separate(&mut rng, &variant)
         {
             variant = separated;
