@@ -9,11 +9,13 @@
 //!
 //! Rule families (see [`super::rules`] for names and defaults):
 //! recursive deletes of critical targets, outside the workspace, or of
-//! targets only known at run time; disk formatting and raw device writes;
+//! targets only known at run time; formatting devices (not image files) and
+//! raw device writes (see [`super::devices`]);
 //! download-and-execute (piped into a shell or interpreter, substituted into
 //! `bash -c`/`eval`, process-substituted, or saved and then run); fork bombs;
-//! shutdown and reboot; firewall flushes; world-writable or setuid modes and
-//! owner changes on system paths; credential files read into a network
+//! shutdown and reboot; firewall flushes; world-writable or setuid modes,
+//! owner changes and permissions taken from system trees (see
+//! [`super::permissions`]); credential files read into a network
 //! command; programs whose name is unknown until run time; code built at run
 //! time from anything but a download (`echo ... | base64 -d | sh`,
 //! `eval "$(tool init)"`), which is asked; and commands the

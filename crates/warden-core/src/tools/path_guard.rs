@@ -4,7 +4,9 @@
 //! Paths come from the taxonomy's path fields, from the file headers of
 //! patches, from `file://` URLs, and from the `derivedPaths` the host
 //! resolved (symlinks followed) for the call. Every path is normalized first
-//! (see [`crate::paths`]). A protected path may be neither read nor written;
+//! (see [`crate::paths`]). A protected path may be neither read nor written,
+//! or only not read or not written when its entry says so (see
+//! [`super::protected`]; `Edit` and tools of unknown kind count as both);
 //! a tool that writes may write only inside the workspace (`tools.workspace`,
 //! else the call's `cwd`) or a writable path. Without a known workspace,
 //! confinement is off and only protected paths are checked. Paths inside

@@ -8,8 +8,8 @@
 //!
 //! A path that is both-ways protected is decided by `path.protected`, as
 //! before; a read of a read-protected path by `path.protected-read`, a write
-//! of a write-protected path by `path.protected-write`. Only read-protected
-//! paths are secret: their contents sent over the network is exfiltration.
+//! of a write-protected path by `path.protected-write`. Only paths protected
+//! from reads are secret: their contents sent over the network is exfiltration.
 
 use super::rules;
 use crate::config::reader::{Node, Reader, Text, shorten, shown};
