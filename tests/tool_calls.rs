@@ -685,3 +685,93 @@ fn the_warden_command_denies_inline_code_and_secret_exports_by_their_rule() {
         );
     }
 }
+
+/// Exec-gate precision, path aliases and protected-path modes, shared with the core's native run.
+const PRECISION: &str = include_str!("../crates/warden-core/testdata/exec-precision.json");
+
+/// Cases of the precision table also run through the `warden` binary as a
+/// subprocess: each class, in both directions.
+const PRECISION_THROUGH_THE_BINARY: &[&str] = &[
+    "ls -l shows a key's metadata, not its contents",
+    "cat of a key is a read",
+    "mkfs of an image in the workspace changes one file",
+    "mkfs of a disk partition formats a disk",
+    "dd onto an LVM volume writes a raw device",
+    "rm -rf of $(pwd) after cd / deletes the root",
+    "rm -rf of $(pwd) inside the workspace passes",
+    "chmod -R 000 / takes every permission away",
+    "chmod 644 of a file in /etc is a write outside the workspace",
+    "rm -rf of a double-quoted tilde removes a directory named ~",
+    "rm -rf of a double-quoted $HOME deletes home",
+    "IFS=, splits a variable into rm -rf /",
+    "${IFS} separates rm -rf /",
+    "IFS=: splits a look-alike echo",
+    "brace expansion spells rm -rf /",
+    "/proc/self/root reaches /etc/shadow",
+    "Read of /proc/self/cwd/.env is a protected read",
+    "~root reaches root's key",
+    "an rc file protected from writes can be read",
+    "Write of a write-protected rc file is denied by its rule",
+    "a read-protected drop directory cannot be read",
+];
+
+fn precision_cases() -> (Value, Vec<Value>) {
+    let doc: Value = serde_json::from_str(PRECISION).expect("the precision table is JSON");
+    let cases = doc["cases"].as_array().expect("cases").clone();
+    (doc, cases)
+}
+
+#[test]
+fn every_precision_alias_and_protection_mode_case_gets_its_decision_and_rule_through_the_component() {
+    let (doc, cases) = precision_cases();
+    let mut failures = Vec::new();
+    let mut runtimes = std::collections::BTreeMap::new();
+    let dbs: Vec<(String, TempDb)> =
+        doc["configs"].as_object().expect("configs").keys().map(|k| (k.clone(), TempDb::new())).collect();
+    for (name, db) in &dbs {
+        runtimes.insert(name.clone(), runtime(&doc["configs"][name].to_string(), db.open()));
+    }
+    for case in &cases {
+        let rt = &runtimes[case["config"].as_str().unwrap_or("default")];
+        let mut c = tool_call(case["tool"].as_str().expect("tool"), case["args"].clone(), SESSION, T0);
+        c.cwd = doc["cwd"].as_str().map(str::to_string);
+        let v = rt.check_tool_call(&c);
+        let want = (case["expect"]["decision"].as_str().unwrap_or(""), case["expect"]["rule"].as_str().unwrap_or(""));
+        if decided(&v) != want {
+            failures.push(format!("{}: want {want:?}, got {:?}: {}", case["name"], decided(&v), v.reason));
+        }
+    }
+    println!("precision table through the component: {} cases, {} failed", cases.len(), failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn precision_cases_of_every_class_get_their_decision_and_rule_from_the_warden_binary() {
+    let (doc, cases) = precision_cases();
+    let db = TempDb::new();
+    let dir = db.dir.path();
+    let db_path = db.path().display().to_string();
+    let mut failures = Vec::new();
+    for name in PRECISION_THROUGH_THE_BINARY {
+        let case = cases.iter().find(|c| c["name"] == *name).unwrap_or_else(|| panic!("no case named {name}"));
+        let config_name = case["config"].as_str().unwrap_or("default");
+        let path = dir.join(format!("{config_name}.json"));
+        std::fs::write(&path, doc["configs"][config_name].to_string()).expect("write config");
+        let request = json!({
+            "toolName": case["tool"], "arguments": case["args"], "sessionId": SESSION, "cwd": doc["cwd"], "nowMs": T0,
+        });
+        let config = path.display().to_string();
+        let out = warden_tests::warden_process(
+            &["check", "tool", "--config", &config, "--db", &db_path, "--replay"],
+            &request.to_string(),
+        );
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{name}: {e}: {}", out.stdout));
+        let got = (v["decision"].as_str().unwrap_or(""), v["rule"].as_str().unwrap_or(""));
+        let want = (case["expect"]["decision"].as_str().unwrap_or(""), case["expect"]["rule"].as_str().unwrap_or(""));
+        if got != want {
+            failures.push(format!("{name}: want {want:?}, got {got:?}: {}", v["reason"]));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -2,9 +2,12 @@
 //!
 //! Paths reach the judge as written by an agent: `~/.ssh/id_rsa`,
 //! `$HOME/.ssh//id_rsa`, `/home/me/proj/../.ssh/./id_rsa/`. Each is
-//! normalized before any rule looks at it: `~`, `~user`, `$HOME` and
-//! `${HOME}` become the home marker `~`; relative paths are joined to the
-//! working directory; `.`, `..`, duplicate and trailing slashes are resolved.
+//! normalized before any rule looks at it: `~`, `$HOME` and `${HOME}` become
+//! the home marker `~`; `~root` becomes `/root` and `~name` `/home/name`
+//! (or a sibling of the configured home); relative paths are joined to the
+//! working directory; `.`, `..`, duplicate and trailing slashes are resolved;
+//! `/proc/self/root`, `/proc/<pid>/root` and `/proc/thread-self/root` are
+//! the root directory and `/proc/self/cwd` the working directory.
 //! The result is one of three forms:
 //!
 //! - absolute: `/etc/shadow`;
@@ -54,7 +57,7 @@ fn split(path: &str) -> (Root, &str) {
         }
     }
     if let Some(rest) = path.strip_prefix('~') {
-        // `~user/...` is another user's home: still a home.
+        // `~user/...` that is not a login name (`~+`, `~..`): read as a home, the stricter reading.
         let rest = rest.find('/').map_or("", |i| rest.get(i..).unwrap_or(""));
         return (Root::Home, rest);
     }
@@ -65,6 +68,7 @@ fn split(path: &str) -> (Root, &str) {
 /// path, normalized first) and rewriting paths under `home` to `~/...`.
 pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
     let path: String = path.chars().take(MAX_PATH_CHARS).collect();
+    let path = other_users_home(&path, home).unwrap_or(path);
     let (root, rest) = split(&path);
     let (root, mut segments) = match (root, cwd) {
         (Root::Relative, Some(cwd)) => {
@@ -93,7 +97,21 @@ pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
                     }
                 }
             }
-            s if segments.len() < MAX_SEGMENTS => segments.push(s.to_string()),
+            s if segments.len() < MAX_SEGMENTS => {
+                segments.push(s.to_string());
+                match proc_alias(root, &segments) {
+                    Some(ProcAlias::Root) => segments.clear(),
+                    Some(ProcAlias::Cwd) => {
+                        if let Some(cwd) = cwd {
+                            let base = normalize(cwd, None, home);
+                            let (base_root, base_rest) = split(&base);
+                            root = base_root;
+                            segments = segments_of(base_rest);
+                        }
+                    }
+                    None => {}
+                }
+            }
             _ => {}
         }
     }
@@ -123,6 +141,61 @@ pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
             }
         }
         _ => normalized,
+    }
+}
+
+/// Whether `name` may be a login name: letters, digits, `_`, `.` and `-`,
+/// not starting with `-` or `.`.
+fn is_login_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(['-', '.'])
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// `~root/...` as `/root/...` and `~name/...` as `/home/name/...`, or under
+/// the parent of the configured home (`/Users/name` when home is
+/// `/Users/me`). `None` for `~`, `~/...` and what is not a login name.
+fn other_users_home(path: &str, home: Option<&str>) -> Option<String> {
+    let rest = path.strip_prefix('~')?;
+    let end = rest.find('/').unwrap_or(rest.len());
+    let (name, tail) = (rest.get(..end)?, rest.get(end..)?);
+    if !is_login_name(name) {
+        return None;
+    }
+    if name == "root" {
+        return Some(format!("/root{tail}"));
+    }
+    let configured = home.map(|h| normalize(h, None, None));
+    let base = configured
+        .as_deref()
+        .and_then(|h| h.rsplit_once('/'))
+        .map(|(parent, _)| parent)
+        .filter(|p| !p.is_empty() && *p != "/root")
+        .unwrap_or("/home");
+    Some(format!("{base}/{name}{tail}"))
+}
+
+/// What `/proc` entry a path's segments so far have reached.
+enum ProcAlias {
+    /// `/proc/self/root`, `/proc/<pid>/root`, `/proc/thread-self/root`,
+    /// `/proc/<pid>/task/<tid>/root`: the root directory.
+    Root,
+    /// `/proc/self/cwd`, `/proc/thread-self/cwd`: the working directory.
+    Cwd,
+}
+
+fn proc_alias(root: Root, segments: &[String]) -> Option<ProcAlias> {
+    if root != Root::Absolute {
+        return None;
+    }
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let own = |s: &str| s == "self" || s == "thread-self";
+    let names: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match names.as_slice() {
+        ["proc", p, "root"] if own(p) || digits(p) => Some(ProcAlias::Root),
+        ["proc", p, "task", t, "root"] if (own(p) || digits(p)) && digits(t) => Some(ProcAlias::Root),
+        ["proc", p, "cwd"] if own(p) => Some(ProcAlias::Cwd),
+        _ => None,
     }
 }
 
@@ -508,7 +581,27 @@ mod tests {
             ("~/.ssh/id_rsa", None, None, "~/.ssh/id_rsa"),
             ("$HOME/.ssh//id_rsa", None, None, "~/.ssh/id_rsa"),
             ("${HOME}/.ssh/./id_rsa/", None, None, "~/.ssh/id_rsa"),
-            ("~bob/.ssh/id_rsa", None, None, "~/.ssh/id_rsa"),
+            ("~bob/.ssh/id_rsa", None, None, "/home/bob/.ssh/id_rsa"),
+            ("~root/.ssh/id_rsa", None, None, "/root/.ssh/id_rsa"),
+            ("~me/.ssh", None, Some("/home/me"), "~/.ssh"),
+            ("~bob/x", None, Some("/Users/me"), "/Users/bob/x"),
+            ("~+/x", None, None, "~/x"),
+            ("~../x", None, None, "~/x"),
+            ("/proc/self/root/etc/shadow", None, None, "/etc/shadow"),
+            ("/proc/1/root/etc//shadow/", None, None, "/etc/shadow"),
+            ("/proc/thread-self/root/etc/shadow", None, None, "/etc/shadow"),
+            ("/proc/self/task/12/root/etc/shadow", None, None, "/etc/shadow"),
+            ("/proc/self/root/proc/self/root/root/.ssh", None, None, "/root/.ssh"),
+            ("/proc/self/root/../etc/shadow", None, None, "/etc/shadow"),
+            ("/proc/self/../1/root/etc/shadow", None, None, "/etc/shadow"),
+            ("/proc/self/root", None, None, "/"),
+            ("/proc/self/cwd/.env", Some("/ws/app"), None, "/ws/app/.env"),
+            ("/proc/self/cwd/../x", Some("/ws/app"), None, "/ws/x"),
+            ("/proc/self/cwd/.env", None, None, "/proc/self/cwd/.env"),
+            ("/proc/1/cwd/.env", Some("/ws"), None, "/proc/1/cwd/.env"),
+            ("/proc/self/fd/3", None, None, "/proc/self/fd/3"),
+            ("/proc/selfish/root/x", None, None, "/proc/selfish/root/x"),
+            ("/etc/./shadow/.", None, None, "/etc/shadow"),
             ("/home/me/proj/../.ssh/id_rsa", None, Some("/home/me"), "~/.ssh/id_rsa"),
             ("/home/me", None, Some("/home/me/"), "~"),
             ("/home/meat/x", None, Some("/home/me"), "/home/meat/x"),

@@ -83,6 +83,10 @@ pub struct Arg {
     /// What the word's process substitution prints, when the word is one
     /// `<(...)` whose output is known statically.
     pub fed: Option<String>,
+    /// Byte ranges of `text` that unquoted expansions produced, where `IFS` splits.
+    pub split: Vec<Range<usize>>,
+    /// A leading `~` of the value is text, not home (`"~"`, `\~`).
+    pub literal_tilde: bool,
 }
 
 impl Arg {
@@ -266,6 +270,7 @@ impl State {
         let cwd = context.cwd.map(|c| paths::normalize(c, None, context.home));
         let mut vars = BTreeMap::new();
         vars.insert("HOME".to_string(), Var { value: Some("~".to_string()), secret: false });
+        vars.insert("IFS".to_string(), Var { value: Some(super::fields::DEFAULT_IFS.to_string()), secret: false });
         if let Some(cwd) = &cwd {
             vars.insert("PWD".to_string(), Var { value: Some(cwd.clone()), secret: false });
         }
@@ -306,6 +311,12 @@ fn interpreter(program: &str) -> Option<&'static [&'static str]> {
     let stem = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     INTERPRETERS.iter().find(|(name, _)| *name == stem || *name == program).map(|(_, flags)| *flags)
 }
+
+/// Programs whose written operands are not also read.
+const WRITES_WITHOUT_READING: &[&str] = &[
+    "cp", "install", "ln", "rsync", "tee", "dd", "truncate", "shred", "rm", "rmdir", "unlink", "chmod", "chown",
+    "chgrp",
+];
 
 /// Programs whose operands are not files they read.
 const NOT_READERS: &[&str] = &[
@@ -424,7 +435,15 @@ impl<'c, 'a> Walker<'c, 'a> {
             Command::For { name, words, body, redirects } => {
                 self.compound_redirects(redirects, state, frame);
                 let values: Vec<Arg> = match words {
-                    Some(words) => words.iter().map(|w| self.word(w, state, frame)).collect(),
+                    Some(words) => {
+                        let ifs = ifs_of(state);
+                        let mut values = Vec::new();
+                        for w in words {
+                            let arg = self.word(w, state, frame);
+                            values.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
+                        }
+                        values
+                    }
                     None => Vec::new(),
                 };
                 let known: Option<Vec<&str>> = values.iter().map(Arg::known).collect();
@@ -473,6 +492,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                 f.function = Some(name.clone());
                 let mut sub = state.clone();
                 self.command(body, &mut sub, &f);
+                // A function that changes `IFS` changes it wherever it is called: from here on it is unknown.
+                if sub.vars.get("IFS").map(|v| &v.value) != state.vars.get("IFS").map(|v| &v.value) {
+                    state.vars.insert("IFS".into(), Var { value: None, secret: false });
+                }
                 Some(String::new())
             }
         }
@@ -512,6 +535,7 @@ impl<'c, 'a> Walker<'c, 'a> {
     fn word(&mut self, word: &Word, state: &mut State, frame: &Frame) -> Arg {
         let mut arg = self.parts(&word.0, state, frame);
         arg.raw = print::word(word);
+        arg.literal_tilde = leading_text(&word.0);
         if !matches!(word.0.as_slice(), [Part::ProcIn(_)]) {
             arg.fed = None;
         }
@@ -569,16 +593,22 @@ impl<'c, 'a> Walker<'c, 'a> {
                         (Some(v), false, Some(r)) if !v.is_empty() && (r.starts_with(":-") || r.starts_with('-')) => {
                             Some(v)
                         }
+                        // `${IFS:0:1}`: a substring of a known value.
+                        (Some(v), false, Some(r)) => super::fields::substring(&v, r),
                         _ => None,
                     };
+                    let at = arg.text.as_ref().map_or(0, String::len);
                     append(&mut arg, known.as_deref());
                     append_static(&mut arg, known.as_deref());
+                    arg.split.push(at..arg.text.as_ref().map_or(at, String::len));
                 }
                 Part::Sub(script) => {
                     let (range, printed) = self.nested(script, state, frame);
                     let value = echo_value(script, state);
                     arg.secret |= self.any_secret(&range);
+                    let at = arg.text.as_ref().map_or(0, String::len);
                     append(&mut arg, value.as_deref());
+                    arg.split.push(at..arg.text.as_ref().map_or(at, String::len));
                     // A command substitution drops the trailing newlines of what it prints.
                     let printed = printed.map(|p| p.trim_end_matches('\n').to_string());
                     append_static(&mut arg, value.as_deref().or(printed.as_deref()));
@@ -641,9 +671,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let target = self.word(w, state, frame);
                     let file = !matches!(r.op, RedirectOp::DupIn | RedirectOp::DupOut | RedirectOp::HereString);
                     let path = target
-                        .known()
+                        .path()
                         .filter(|_| file)
-                        .map(|t| paths::normalize(t, state.cwd.as_deref(), self.context.home));
+                        .map(|t| paths::normalize(&t, state.cwd.as_deref(), self.context.home));
                     let feeds_stdin = matches!(r.op, RedirectOp::In | RedirectOp::HereString | RedirectOp::ReadWrite)
                         && r.fd.is_none_or(|fd| fd == 0);
                     if feeds_stdin {
@@ -678,26 +708,28 @@ impl<'c, 'a> Walker<'c, 'a> {
             assigns.push((a.name.clone(), a.append, value));
         }
         let mut args: Vec<Arg> = Vec::new();
+        let ifs = ifs_of(state);
         for w in &simple.words {
-            let arg = self.word(w, state, frame);
-            let unquoted_expansion = w.0.iter().any(|p| matches!(p, Part::Param(_) | Part::Sub(_)));
-            match (&arg.text, unquoted_expansion) {
-                // An unquoted expansion is split into words: `x="rm -rf /"; $x`.
-                (Some(_), true) if state.vars.contains_key("IFS") => {
-                    args.push(Arg { text: None, static_text: None, ..arg })
-                }
-                (Some(text), true) if text.split_whitespace().count() != 1 => {
-                    for piece in text.split_whitespace() {
-                        args.push(Arg {
-                            text: Some(piece.to_string()),
-                            prefix: piece.to_string(),
-                            static_text: Some(piece.to_string()),
-                            ..arg.clone()
-                        });
+            // Brace expansion comes first: `{rm,-rf,/}`.
+            match super::fields::braces(&unquoted_text(w)) {
+                super::fields::Braces::None => {}
+                super::fields::Braces::Words(words) if w.bare().is_some() => {
+                    for text in words {
+                        let arg = self.word(&Word::lit(&text), state, frame);
+                        args.push(Arg { raw: print::word(w), ..arg });
                     }
+                    continue;
                 }
-                _ => args.push(arg),
+                // Braces around quoted text or expansions, or too many words: only known when it runs.
+                _ => {
+                    let arg = self.word(w, state, frame);
+                    args.push(Arg { text: None, static_text: None, ..arg });
+                    continue;
+                }
             }
+            // An unquoted expansion is split into words: `x="rm -rf /"; $x`, `IFS=,; $c`.
+            let arg = self.word(w, state, frame);
+            args.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
         }
         let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
         let segment = self.segment.clone();
@@ -943,6 +975,14 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
         } else if program == "source" || program == "." {
             let script = argv.get(1).cloned();
+            // Sourced code runs in this shell: an `IFS` it sets holds after it.
+            let code = script.as_ref().and_then(|a| a.fed.clone()).or_else(|| match &input {
+                Input::Text(t) => Some(t.clone()),
+                _ => None,
+            });
+            if code.is_some_and(|c| c.contains("IFS")) {
+                state.vars.insert("IFS".into(), Var { value: None, secret: false });
+            }
             if let Some(printed) =
                 self.script_operand(&mut inv, script.as_ref(), &input, &program, &state_for, &frame, segment)
             {
@@ -981,7 +1021,9 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
 
         // Paths read and written.
-        let reads_operands = !NOT_READERS.contains(&program.as_str()) && !program.is_empty();
+        let reads_operands = !NOT_READERS.contains(&program.as_str())
+            && !program.is_empty()
+            && !super::metadata::only_metadata(&program, &argv);
         let mut skip_next = false;
         for a in argv.iter().skip(operands_from) {
             if skip_next {
@@ -996,16 +1038,27 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             if reads_operands {
                 for candidate in path_candidates(text) {
-                    let path = self.normalize(candidate, &state_for);
+                    let whole = candidate.len() == text.len() && a.literal_tilde;
+                    let path = self.normalize(&super::fields::literal_path(candidate, whole), &state_for);
                     if !inv.reads.contains(&path) {
                         inv.reads.push(path);
                     }
                 }
             }
         }
-        for target in written_operands(&program, &argv) {
+        for target in written_operands(&program, &argv).into_iter().chain(super::metadata::written(&program, &argv)) {
             let path = self.normalize(&target, &state_for);
             inv.writes.push(path);
+        }
+        if WRITES_WITHOUT_READING.contains(&program.as_str()) {
+            // `cp a dest`, `dd of=dest`, `rm x`: the destination is written, not read.
+            inv.reads.retain(|p| !inv.writes.contains(p));
+        }
+        for file in super::metadata::content_read(&program, &argv) {
+            let path = self.normalize(&file, &state_for);
+            if !inv.reads.contains(&path) {
+                inv.reads.push(path);
+            }
         }
 
         // Downloads to files that may run later.
@@ -1030,16 +1083,17 @@ impl<'c, 'a> Walker<'c, 'a> {
         match program.as_str() {
             // `cd` in a pipeline runs in a subshell and changes nothing after it.
             "cd" | "pushd" if frame.pipes.len() <= frame.pipes_base => {
+                let old = state.cwd.clone();
                 state.cwd = match argv.get(1) {
                     None => Some("~".to_string()),
                     Some(a) => match a.known() {
-                        Some("-") | None => None,
-                        Some(t) => Some(self.normalize(t, state)),
+                        Some("-") => state.vars.get("OLDPWD").and_then(|v| v.value.clone()),
+                        None => None,
+                        Some(_) => a.path().map(|t| self.normalize(&t, state)),
                     },
                 };
-                if let Some(cwd) = &state.cwd {
-                    state.vars.insert("PWD".into(), Var { value: Some(cwd.clone()), secret: false });
-                }
+                state.vars.insert("PWD".into(), Var { value: state.cwd.clone(), secret: false });
+                state.vars.insert("OLDPWD".into(), Var { value: old, secret: false });
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
                 for a in argv.iter().skip(1) {
@@ -1054,7 +1108,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             "unset" => {
                 for a in argv.iter().skip(1).filter_map(Arg::known) {
-                    state.vars.insert(a.to_string(), Var { value: Some(String::new()), secret: false });
+                    // Without `IFS`, a shell splits as with the default.
+                    let value = if a == "IFS" { super::fields::DEFAULT_IFS } else { "" };
+                    state.vars.insert(a.to_string(), Var { value: Some(value.to_string()), secret: false });
                 }
             }
             "read" | "mapfile" | "readarray" => {
@@ -1106,6 +1162,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                 } else {
                     f.pipes_base = f.pipes.len();
                     let mut sub = state.clone();
+                    // A new shell starts with the default `IFS`, whatever its parent's was.
+                    sub.vars
+                        .insert("IFS".into(), Var { value: Some(super::fields::DEFAULT_IFS.into()), secret: false });
                     for (n, a) in positional.iter().enumerate() {
                         sub.vars.insert(n.to_string(), Var { value: a.text.clone(), secret: a.secret });
                     }
@@ -1429,7 +1488,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 
 /// Everything under a `find` root, as a glob.
 fn under(root: &Arg) -> Arg {
-    match root.known() {
+    match root.path().as_deref() {
         Some(r) => Arg::fixed(&format!("{}/*", r.trim_end_matches('/'))),
         None => Arg { text: None, prefix: root.prefix.clone(), raw: root.raw.clone(), ..Arg::default() },
     }
@@ -1519,6 +1578,41 @@ fn prints_elsewhere(redirs: &[Redir]) -> bool {
     })
 }
 
+/// The `IFS` word splitting uses: `None` when it is only known at run time.
+fn ifs_of(state: &State) -> Option<String> {
+    match state.vars.get("IFS") {
+        None => Some(super::fields::DEFAULT_IFS.to_string()),
+        Some(v) => v.value.clone(),
+    }
+}
+
+/// Whether a word starts with quoted or escaped text (`"~"`, `'~'`, `\~`),
+/// which no tilde expansion touches; `"$HOME"` starts with an expansion.
+fn leading_text(parts: &[Part]) -> bool {
+    match parts.first() {
+        Some(Part::Lit { quoted, .. }) => *quoted,
+        Some(Part::Double(inner)) => matches!(inner.first(), Some(Part::Lit { .. })),
+        _ => false,
+    }
+}
+
+/// A word's unquoted literal text, with every other part as a NUL: what
+/// brace expansion looks at.
+fn unquoted_text(word: &Word) -> String {
+    word.0
+        .iter()
+        .map(|p| match p {
+            Part::Lit { text, quoted: false } => text.clone(),
+            _ => "\0".to_string(),
+        })
+        .collect()
+}
+
+/// Whether a word has text that is not an unquoted expansion.
+fn has_literal(word: &Word) -> bool {
+    word.0.iter().any(|p| matches!(p, Part::Lit { .. } | Part::Double(_)))
+}
+
 /// Two texts one after the other, unless either is unknown or the result is too long.
 fn concat(a: Option<String>, b: Option<String>) -> Option<String> {
     let mut a = a?;
@@ -1561,6 +1655,14 @@ fn echo_value(script: &Script, state: &State) -> Option<String> {
     }
     let [Command::Simple(simple)] = item.list.first.commands.as_slice() else { return None };
     let (first, rest) = simple.words.split_first()?;
+    if first.bare() == Some("pwd") && simple.redirects.is_empty() {
+        // `$(pwd)`, `` `pwd` ``, `$(pwd -P)`: the working directory, when known.
+        return match rest {
+            [] => state.cwd.clone(),
+            [flag] if matches!(flag.bare(), Some("-L" | "-P")) => state.cwd.clone(),
+            _ => None,
+        };
+    }
     if first.bare() != Some("echo") || !simple.redirects.is_empty() {
         return None;
     }
@@ -1616,7 +1718,8 @@ fn path_candidates(text: &str) -> Vec<&str> {
 
 /// The operands a known writer writes.
 fn written_operands(program: &str, argv: &[Arg]) -> Vec<String> {
-    let operands: Vec<&str> = argv.iter().skip(1).filter_map(Arg::known).filter(|t| !t.starts_with('-')).collect();
+    let paths: Vec<String> = argv.iter().skip(1).filter_map(Arg::path).collect();
+    let operands: Vec<&str> = paths.iter().map(String::as_str).filter(|t| !t.starts_with('-')).collect();
     match program {
         "rm" | "rmdir" | "unlink" | "touch" | "mkdir" | "truncate" | "shred" | "tee" | "mv" => {
             operands.iter().map(|s| s.to_string()).collect()

@@ -26,7 +26,9 @@
 pub mod ast;
 pub mod commands;
 pub mod decode;
+pub mod fields;
 pub mod interpreters;
+pub mod metadata;
 mod parse;
 pub mod print;
 pub mod secrets;

@@ -126,9 +126,10 @@ pub struct ToolsConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(length(min = 1, max = MAX_ROOT_CHARS)))]
     pub home: Option<String>,
-    /// Globs of paths no tool may read or write; `!glob` makes an exception. Replaces the defaults when given.
+    /// Globs of paths no tool may read or write; `!glob` makes an exception; an object
+    /// `{ "glob": ..., "protect": "reads" | "writes" | "both" }` protects one way. Replaces the defaults when given.
     #[cfg_attr(feature = "schema", schemars(length(max = MAX_PATH_GLOBS)))]
-    pub protected_paths: Vec<paths::Glob>,
+    pub protected_paths: Vec<super::protected::ProtectedPath>,
     /// Globs outside the workspace that may still be written. Replaces the defaults when given.
     #[cfg_attr(feature = "schema", schemars(length(max = MAX_PATH_GLOBS)))]
     pub writable_paths: Vec<paths::Glob>,
@@ -219,7 +220,10 @@ impl Default for ToolsConfig {
             mode: Mode::Enforce,
             workspace: None,
             home: None,
-            protected_paths: DEFAULT_PROTECTED.iter().filter_map(|s| paths::Glob::with_exception(s).ok()).collect(),
+            protected_paths: DEFAULT_PROTECTED
+                .iter()
+                .filter_map(|s| super::protected::ProtectedPath::both(s).ok())
+                .collect(),
             writable_paths: DEFAULT_WRITABLE.iter().filter_map(|s| paths::Glob::new(s).ok()).collect(),
             builtin_taxonomy: true,
             taxonomy: Vec::new(),
@@ -275,7 +279,7 @@ impl ToolsConfig {
         let root = Text::non_blank(MAX_ROOT_CHARS).matching(is_root, "must be an absolute path");
         config.workspace = r.optional_string(&obj, "workspace", root);
         config.home = r.optional_string(&obj, "home", root);
-        if let Some(globs) = r.list(&obj, "protectedPaths", MAX_PATH_GLOBS, |r, n| read_glob(r, n, true)) {
+        if let Some(globs) = r.list(&obj, "protectedPaths", MAX_PATH_GLOBS, super::protected::read) {
             config.protected_paths = globs;
         }
         if let Some(globs) = r.list(&obj, "writablePaths", MAX_PATH_GLOBS, |r, n| read_glob(r, n, false)) {

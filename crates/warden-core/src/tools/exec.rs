@@ -9,11 +9,13 @@
 //!
 //! Rule families (see [`super::rules`] for names and defaults):
 //! recursive deletes of critical targets, outside the workspace, or of
-//! targets only known at run time; disk formatting and raw device writes;
+//! targets only known at run time; formatting devices (not image files) and
+//! raw device writes (see [`super::devices`]);
 //! download-and-execute (piped into a shell or interpreter, substituted into
 //! `bash -c`/`eval`, process-substituted, or saved and then run); fork bombs;
-//! shutdown and reboot; firewall flushes; world-writable or setuid modes and
-//! owner changes on system paths; credential files, environment dumps and
+//! shutdown and reboot; firewall flushes; world-writable or setuid modes,
+//! owner changes and permissions taken from system trees (see
+//! [`super::permissions`]); credential files, environment dumps and
 //! secret exports (see [`crate::shell::secrets`]) sent to a network command;
 //! programs whose name is unknown until run time; code built at run time
 //! from anything but a download (`echo ... | base64 -d | sh`,
@@ -25,6 +27,7 @@
 
 use super::Finding;
 use super::path_guard::Places;
+use super::protected::{Access, Protect};
 use super::rules;
 use crate::config::reader::shorten;
 use crate::paths;
@@ -42,7 +45,7 @@ pub const NETWORK: &[&str] = &[
     "host", "drill",
 ];
 
-fn quote(inv: &Invocation) -> String {
+pub(super) fn quote(inv: &Invocation) -> String {
     let via = if inv.via.is_empty() { String::new() } else { format!(" (run through {})", inv.via.join(", ")) };
     format!("`{}`{via}", shorten_segment(&inv.segment))
 }
@@ -76,7 +79,7 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
         }
     };
     let secret = |p: &str| {
-        places.protected_by(p).is_some()
+        places.protected_by(p, Access::Read).is_some()
             || super::self_guard::protected_by(places, p).is_some()
             || secrets::is_environ(p)
     };
@@ -92,12 +95,12 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
     }
     for (index, inv) in analysis.invocations.iter().enumerate() {
         recursive_delete(places, inv, &mut out);
-        devices(inv, &mut out);
+        let formatted = super::devices::check(&analysis, inv, places.home, &mut out);
         download_execute(&analysis, index, inv, &mut out);
         fork_bomb(inv, &mut out);
         shutdown(inv, &mut out);
         firewall(inv, &mut out);
-        permissions(places, inv, &mut out);
+        super::permissions::check(places, inv, &mut out);
         exfiltration(places, &analysis, inv, &mut out);
         effects(inv, &mut out);
         if !inv.argv.is_empty() && inv.argv.first().is_some_and(|a| a.known().is_none()) {
@@ -108,16 +111,23 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
             ));
         }
         super::self_guard::invocation(places, inv, &quote(inv), &mut out);
-        touched_paths(places, inv, &mut out);
+        if formatted.is_empty() {
+            touched_paths(places, inv, &mut out);
+        } else {
+            // The image files a formatter changes are writes like any other.
+            let mut with_images = inv.clone();
+            with_images.writes.extend(formatted);
+            touched_paths(places, &with_images, &mut out);
+        }
     }
     out
 }
 
-fn options(argv: &[Arg]) -> impl Iterator<Item = &str> {
+pub(super) fn options(argv: &[Arg]) -> impl Iterator<Item = &str> {
     argv.iter().skip(1).filter_map(Arg::known).take_while(|t| *t != "--").filter(|t| t.starts_with('-') && t.len() > 1)
 }
 
-fn operands(argv: &[Arg]) -> Vec<&Arg> {
+pub(super) fn operands(argv: &[Arg]) -> Vec<&Arg> {
     let mut out = Vec::new();
     let mut after_dashes = false;
     for a in argv.iter().skip(1) {
@@ -149,9 +159,9 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
         ));
     }
     for target in operands(&inv.argv) {
-        match target.known() {
+        match target.path() {
             Some(t) => {
-                let path = paths::normalize(t, inv.cwd.as_deref(), places.home);
+                let path = paths::normalize(&t, inv.cwd.as_deref(), places.home);
                 if paths::is_critical_target(&path) && !places.strictly_inside_workspace(&path) {
                     out.push(finding(
                         rules::EXEC_RECURSIVE_DELETE,
@@ -172,43 +182,6 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
                     shorten(&target.raw)
                 ),
             )),
-        }
-    }
-}
-
-const BLOCK_DEVICES: &[&str] = &[
-    "/dev/sd*",
-    "/dev/hd*",
-    "/dev/vd*",
-    "/dev/xvd*",
-    "/dev/nvme*",
-    "/dev/mmcblk*",
-    "/dev/disk*",
-    "/dev/rdisk*",
-    "/dev/mapper/**",
-    "/dev/dm-*",
-    "/dev/md*",
-    "/dev/loop*",
-    "/dev/mem",
-    "/dev/kmem",
-    "/dev/port",
-];
-
-const FORMATTERS: &[&str] =
-    &["mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "blkdiscard", "mkntfs"];
-
-fn devices(inv: &Invocation, out: &mut Vec<Finding>) {
-    let p = inv.program.as_str();
-    if p.starts_with("mkfs") || FORMATTERS.contains(&p) {
-        let listing = options(&inv.argv).any(|o| o == "-l" || o == "--list")
-            || inv.argv.iter().any(|a| a.known() == Some("print"));
-        if !listing {
-            out.push(finding(rules::EXEC_DISK_FORMAT, format!("{} formats or partitions a disk.", quote(inv))));
-        }
-    }
-    for path in &inv.writes {
-        if BLOCK_DEVICES.iter().any(|g| paths::glob_matches(g, path)) {
-            out.push(finding(rules::EXEC_RAW_DEVICE_WRITE, format!("{} writes to the device `{path}`.", quote(inv))));
         }
     }
 }
@@ -290,52 +263,13 @@ fn firewall(inv: &Invocation, out: &mut Vec<Finding>) {
     }
 }
 
-/// Whether a chmod mode makes files world-writable or setuid/setgid.
-fn dangerous_mode(mode: &str) -> bool {
-    if !mode.is_empty() && mode.chars().all(|c| c.is_ascii_digit() && c < '8') {
-        let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
-        let others = digits.last().copied().unwrap_or(0);
-        let special = if digits.len() >= 4 { digits.get(digits.len() - 4).copied().unwrap_or(0) } else { 0 };
-        return others & 2 != 0 || special & 6 != 0;
-    }
-    mode.split(',').any(|clause| {
-        let who: String = clause.chars().take_while(|c| "ugoa".contains(*c)).collect();
-        let rest = clause.get(who.len()..).unwrap_or("");
-        let Some(op) = rest.chars().next().filter(|c| matches!(c, '+' | '=')) else { return false };
-        let perms = rest.get(op.len_utf8()..).unwrap_or("");
-        let world = who.contains('o') || who.contains('a');
-        (world && perms.contains('w')) || perms.contains('s')
-    })
-}
-
-fn permissions(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
-    let p = inv.program.as_str();
-    if !matches!(p, "chmod" | "chown" | "chgrp") {
-        return;
-    }
-    let ops = operands(&inv.argv);
-    let Some((first, targets)) = ops.split_first() else { return };
-    if p == "chmod" && !first.known().is_some_and(dangerous_mode) {
-        return;
-    }
-    for t in targets {
-        let Some(t) = t.known() else { continue };
-        let path = paths::normalize(t, inv.cwd.as_deref(), places.home);
-        let system = path.starts_with('/') && paths::home_alias(&path).is_none() && !places.writable(&path);
-        if system {
-            let what = if p == "chmod" { "opens the permissions of" } else { "changes the owner of" };
-            out.push(finding(
-                rules::EXEC_SYSTEM_PERMISSIONS,
-                format!("{} {what} the system path `{path}`.", quote(inv)),
-            ));
-        }
-    }
-}
-
 /// Where secret data a sender handles comes from, named for the reason.
 fn secret_source(places: &Places<'_>, analysis: &Analysis, inv: &Invocation) -> Option<String> {
     let reads_secret = |i: &Invocation| {
-        i.reads.iter().find(|p| places.protected_by(p).is_some() || secrets::is_environ(p)).map(|p| format!("`{p}`"))
+        i.reads
+            .iter()
+            .find(|p| places.protected_by(p, Access::Read).is_some() || secrets::is_environ(p))
+            .map(|p| format!("`{p}`"))
     };
     // A vendor's token sent only to the vendor's hosts is used, not leaked.
     let hosts: Vec<String> = inv.argv.iter().filter_map(Arg::known).filter_map(secrets::url_host).collect();
@@ -397,11 +331,17 @@ fn effects(inv: &Invocation, out: &mut Vec<Finding>) {
 
 fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
     super::self_guard::touched(places, inv, &quote(inv), out);
-    for path in inv.reads.iter().chain(&inv.writes) {
-        if let Some(glob) = places.protected_by(path) {
+    let reads = inv.reads.iter().map(|p| (p, Access::Read));
+    for (path, access) in reads.chain(inv.writes.iter().map(|p| (p, Access::Write))) {
+        if let Some(hit) = places.protected_by(path, access) {
+            let verb = match (hit.protect, access) {
+                (Protect::Both, _) => "touches",
+                (_, Access::Read) => "reads",
+                (_, Access::Write) => "writes",
+            };
             out.push(finding(
-                rules::PATH_PROTECTED,
-                format!("{} touches `{path}`, which matches the protected path `{glob}`.", quote(inv)),
+                hit.rule(),
+                format!("{} {verb} `{path}`, which matches {} `{}`.", quote(inv), hit.what(), hit.glob),
             ));
         }
     }

@@ -473,12 +473,8 @@ fn mutate(rng: &mut Rng, script: &str) -> String {
                 "chronic",
                 "exec -a x"
             ]),
-            if script.starts_with(['{', '(']) || script.contains("() {") || script.contains(';') || script.contains('|')
-            {
-                format!("sh -c {}", sq(script))
-            } else {
-                script.to_string()
-            }
+            // A wrapper runs one program: a list, a compound command or a builtin goes in a shell.
+            if wrappable(script) { script.to_string() } else { format!("bash -c {}", sq(script)) }
         ),
         1 => format!("{} -c {}", rng.pick(&["sh", "bash", "dash", "zsh"]), sq(script)),
         2 => format!("echo {} | {}", sq(script), rng.pick(&["sh", "bash", "sh -s", "bash -", "sudo sh"])),
@@ -520,6 +516,15 @@ fn dq(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n"))
 }
 
+/// Whether `script` is one external program a wrapper can run (a pipeline's first stage counts).
+fn wrappable(script: &str) -> bool {
+    let first = script.split(' ').next().unwrap_or("");
+    !script.starts_with(['{', '('])
+        && !script.contains(['\n', ';'])
+        && !script.contains("&&")
+        && !matches!(first, "eval" | "trap" | "source" | "." | "cd" | "exec" | "IFS=,")
+}
+
 fn rot13(text: &str) -> String {
     text.chars()
         .map(|c| match c {
@@ -540,6 +545,64 @@ fn respell(rng: &mut Rng, script: &str) -> String {
     }
 }
 
+/// The words of each simple command of `script` joined another way bash
+/// reads the same: `${IFS}` between them, or one unquoted variable split at
+/// a changed `IFS` (in a shell of its own, so it stays one command). A `~` that is not the first word becomes `$HOME`, since
+/// only a word's leading `~` is expanded. `None` for scripts with quotes or
+/// newlines, which these rewrites would change.
+fn separate(rng: &mut Rng, script: &str) -> Option<String> {
+    if script.contains(['\'', '"', '\n', '\\', ',']) {
+        return None;
+    }
+    let stages: Vec<Vec<String>> = script
+        .split(" | ")
+        .map(|stage| {
+            stage
+                .split(' ')
+                .enumerate()
+                .map(|(i, w)| if i > 0 && w.starts_with('~') { w.replacen('~', "$HOME", 1) } else { w.to_string() })
+                .collect()
+        })
+        .collect();
+    let joined: Vec<String> = match rng.next() % 3 {
+        0 => stages.iter().map(|w| w.join("${IFS}")).collect(),
+        1 => stages.iter().map(|w| w.join("${IFS:0:1}")).collect(),
+        _ => {
+            let mut setup = vec!["IFS=,".to_string()];
+            let mut stages_out = Vec::new();
+            for (n, words) in stages.iter().enumerate() {
+                setup.push(format!("w{n}={}", words.join(",")));
+                stages_out.push(format!("$w{n}"));
+            }
+            // One command, so that a wrapper put before it wraps all of it.
+            let list = format!("{}; {}", setup.join("; "), stages_out.join(" | "));
+            return Some(format!("{} -c {}", rng.pick(&["sh", "bash"]), sq(&list)));
+        }
+    };
+    Some(joined.join(" | "))
+}
+
+/// Another spelling of the path a base command names: doubled slashes,
+/// `.` segments, `/proc/self/root` and `/proc/1/root`, `$HOME`.
+fn spell_path(rng: &mut Rng, script: &str) -> String {
+    let spellings: &[(&str, &[&str])] = &[
+        (" /", &[" //", " /./", " /proc/self/root/", " /proc/1/root", " /proc/thread-self/root/", " ///"]),
+        (" ~", &[" ~/", " ~//", " $HOME", " ${HOME}/"]),
+        (" /dev/sda1", &[" /dev//sda1", " /proc/self/root/dev/sda1", " /dev/./sda1", " /proc/1/root/dev/sda1"]),
+        (" ~/.ssh/id_rsa", &[" ~//.ssh/id_rsa", " ~/.ssh/./id_rsa", " $HOME/.ssh//id_rsa", " ~/.ssh/../.ssh/id_rsa"]),
+    ];
+    for (from, to) in spellings {
+        let ends = |rest: &str| rest.is_empty() || rest.starts_with(' ');
+        if let Some(at) = script.find(from).filter(|at| ends(script.get(at + from.len()..).unwrap_or("")))
+            && rng.next().is_multiple_of(2)
+        {
+            let (head, tail) = (script.get(..at).unwrap_or(""), script.get(at + from.len()..).unwrap_or(""));
+            return format!("{head}{}{tail}", rng.pick(to));
+        }
+    }
+    script.to_string()
+}
+
 #[test]
 fn a_seeded_mutation_search_finds_no_allowed_variant_of_a_destructive_command() {
     let bases: &[(&str, &str)] = &[
@@ -554,12 +617,21 @@ fn a_seeded_mutation_search_finds_no_allowed_variant_of_a_destructive_command() 
     let mut rng = Rng(0x5eed_cafe_f00d_d00d);
     let mut allowed = Vec::new();
     let mut same_rule = 0;
+    let (mut ifs, mut aliases) = (0, 0);
     for n in 0..count {
         let (base, rule) = bases.get(n % bases.len()).copied().unwrap_or(("rm -rf /", ""));
-        let mut variant = respell(&mut rng, base);
+        let respelled = respell(&mut rng, base);
+        let mut variant = spell_path(&mut rng, &respelled);
+        if rng.next().is_multiple_of(3)
+            && let Some(separated) = separate(&mut rng, &variant)
+        {
+            variant = separated;
+        }
         for _ in 0..=(rng.next() % 3) {
             variant = mutate(&mut rng, &variant);
         }
+        ifs += usize::from(variant.contains("IFS"));
+        aliases += usize::from(["/proc/", " //", "~//", "/./", "///", ".ssh//"].iter().any(|s| variant.contains(s)));
         let v = judge(&w, &variant);
         if v.decision == Decision::Allow {
             allowed.push(variant);
@@ -568,7 +640,8 @@ fn a_seeded_mutation_search_finds_no_allowed_variant_of_a_destructive_command() 
         }
     }
     std::println!(
-        "mutation search: {count} variants tried, {} allowed, {same_rule} decided by their base command's rule",
+        "mutation search: {count} variants tried ({ifs} split at IFS, {aliases} with path aliases), {} allowed, \
+         {same_rule} decided by their base command's rule",
         allowed.len()
     );
     assert!(allowed.is_empty(), "allowed variants:\n{}", allowed.join("\n---\n"));

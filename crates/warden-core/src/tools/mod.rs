@@ -42,6 +42,7 @@
 
 pub mod budget;
 pub mod config;
+pub mod devices;
 pub mod exec;
 #[cfg(test)]
 mod exec_interpreter_tests;
@@ -49,6 +50,10 @@ mod exec_interpreter_tests;
 mod exec_tests;
 pub mod memory;
 pub mod path_guard;
+pub mod permissions;
+#[cfg(test)]
+mod precision_table;
+pub mod protected;
 pub mod rules;
 pub mod self_guard;
 #[cfg(test)]

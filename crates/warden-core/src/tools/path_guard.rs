@@ -4,13 +4,16 @@
 //! Paths come from the taxonomy's path fields, from the file headers of
 //! patches, from `file://` URLs, and from the `derivedPaths` the host
 //! resolved (symlinks followed) for the call. Every path is normalized first
-//! (see [`crate::paths`]). A protected path may be neither read nor written;
+//! (see [`crate::paths`]). A protected path may be neither read nor written,
+//! or only not read or not written when its entry says so (see
+//! [`super::protected`]; `Edit` and tools of unknown kind count as both);
 //! a tool that writes may write only inside the workspace (`tools.workspace`,
 //! else the call's `cwd`) or a writable path. Without a known workspace,
 //! confinement is off and only protected paths are checked. Paths inside
 //! shell commands are checked by the exec gate with the same [`Places`].
 
 use super::Finding;
+use super::protected::{Access, Hit, ProtectedPath};
 use super::rules;
 use super::taxonomy::{self, Kind, ToolEntry};
 use crate::config::reader::shorten;
@@ -26,7 +29,7 @@ pub struct Places<'a> {
     pub workspace: Option<String>,
     pub home: Option<&'a str>,
     /// Protected-path globs, compiled at configure; exceptions (`!glob`) among them.
-    pub protected: &'a [paths::Glob],
+    pub protected: &'a [ProtectedPath],
     /// Writable-path globs, compiled at configure.
     pub writable: &'a [paths::Glob],
     /// What the host declared about itself: Warden's own files and command.
@@ -34,12 +37,10 @@ pub struct Places<'a> {
 }
 
 impl Places<'_> {
-    /// The protected-path glob a normalized path matches, unless an exception (`!glob`) matches it too.
-    pub fn protected_by(&self, path: &str) -> Option<&str> {
-        let split = paths::SplitPath::new(path);
-        let hit = self.protected.iter().find(|g| !g.is_exception() && split.matches(g))?;
-        let excepted = self.protected.iter().filter(|g| g.is_exception()).any(|g| split.matches(g));
-        (!excepted).then_some(hit.as_str())
+    /// The protected path that forbids `access` to a normalized path, unless
+    /// an exception (`!glob`) for that access matches it too.
+    pub fn protected_by(&self, path: &str, access: Access) -> Option<Hit<'_>> {
+        super::protected::protected_by(self.protected, path, access)
     }
 
     /// Whether a normalized path may be written.
@@ -108,14 +109,23 @@ pub fn check(
     }
     let mut out = Vec::new();
     let verb = if kind.writes() { "write" } else { "read" };
+    // Edits show what they change; a tool of unknown kind may do either.
+    let accesses: &[(Access, &str)] = match kind {
+        Kind::Read | Kind::Fetch | Kind::Message => &[(Access::Read, "read")],
+        Kind::Write => &[(Access::Write, "write")],
+        Kind::Edit => &[(Access::Write, "write"), (Access::Read, "read")],
+        Kind::Shell | Kind::Other => &[(Access::Read, "read"), (Access::Write, "write")],
+    };
     let mut check_one = |raw: &str, path: String, confine: bool| {
         out.extend(super::self_guard::file_finding(places, &tool, verb, raw, &path));
-        if let Some(glob) = places.protected_by(&path) {
+        if let Some((hit, verb)) = accesses.iter().find_map(|(a, v)| places.protected_by(&path, *a).map(|h| (h, *v))) {
             out.push(Finding {
-                rule: rules::PATH_PROTECTED,
+                rule: hit.rule(),
                 reason: format!(
-                    "`{tool}` would {verb} `{}` (`{path}`), which matches the protected path `{glob}`.",
-                    shorten(raw)
+                    "`{tool}` would {verb} `{}` (`{path}`), which matches {} `{}`.",
+                    shorten(raw),
+                    hit.what(),
+                    hit.glob
                 ),
             });
         }

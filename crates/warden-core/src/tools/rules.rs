@@ -35,6 +35,10 @@ pub const EXEC_UNPARSABLE: &str = "exec.unparsable";
 pub const EXEC_TOO_COMPLEX: &str = "exec.too-complex";
 /// Reading or writing a protected path.
 pub const PATH_PROTECTED: &str = "path.protected";
+/// Reading a path protected from reads only (`"protect": "reads"`).
+pub const PATH_PROTECTED_READ: &str = "path.protected-read";
+/// Writing a path protected from writes only (`"protect": "writes"`).
+pub const PATH_PROTECTED_WRITE: &str = "path.protected-write";
 /// Writing outside the workspace and the writable paths.
 pub const PATH_OUTSIDE_WORKSPACE: &str = "path.outside-workspace";
 /// A required argument is absent, null or empty.
@@ -108,6 +112,8 @@ pub const RULES: &[RuleInfo] = &[
     rule(EXEC_UNPARSABLE, D::Ask, R::High, S::Once),
     rule(EXEC_TOO_COMPLEX, D::Deny, R::High, S::Once),
     rule(PATH_PROTECTED, D::Deny, R::High, S::Once),
+    rule(PATH_PROTECTED_READ, D::Deny, R::High, S::Once),
+    rule(PATH_PROTECTED_WRITE, D::Deny, R::High, S::Once),
     rule(PATH_OUTSIDE_WORKSPACE, D::Ask, R::Medium, S::Session),
     rule(INPUT_MISSING_FIELD, D::Deny, R::Medium, S::Once),
     rule(INPUT_WRONG_TYPE, D::Deny, R::Medium, S::Once),
