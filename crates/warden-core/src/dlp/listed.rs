@@ -119,9 +119,9 @@ impl ListedValues {
     /// Fields of the `dlp.listedValues` section.
     pub const FIELDS: &'static [&'static str] = &["values", "hashed", "key", "action"];
 
-    /// Whether any value is listed.
-    pub fn is_active(&self) -> bool {
-        !self.digests.is_empty()
+    /// Whether no value is listed (the section then leaves the policy version as it was).
+    pub fn is_empty(&self) -> bool {
+        self.digests.is_empty()
     }
 
     /// Reads the section; errors never show a listed value.

@@ -77,8 +77,10 @@ pub struct DlpConfig {
     /// Operator rules per direction, sent with the classifier's instructions.
     pub rules: OperatorRules,
     /// Personal data to detect in outbound messages: card numbers and IBANs. Off by default.
+    #[serde(skip_serializing_if = "pii::PiiConfig::is_off")]
     pub pii: pii::PiiConfig,
     /// Sensitive values the operator lists, kept as keyed hashes. None by default.
+    #[serde(skip_serializing_if = "listed::ListedValues::is_empty")]
     #[cfg_attr(feature = "schema", schemars(with = "listed::ListedValuesDocument"))]
     pub listed_values: listed::ListedValues,
 }

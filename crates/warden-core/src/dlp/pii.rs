@@ -468,6 +468,11 @@ impl PiiConfig {
         }
     }
 
+    /// Whether no kind is turned on (the section then leaves the policy version as it was).
+    pub fn is_off(&self) -> bool {
+        !self.cards && !self.ibans
+    }
+
     /// Hits in `text` of the kinds turned on.
     pub fn scan(&self, text: &str) -> Vec<Hit> {
         scan(text, self.cards, self.ibans)

@@ -516,3 +516,25 @@ fn a_largest_message_against_a_full_list_is_scanned_in_bounded_time() {
     assert_eq!(decide(&c, &body).1, rules::PRE_CHECKS_PASSED);
     assert!(started.elapsed() < std::time::Duration::from_secs(2), "took {:?}", started.elapsed());
 }
+
+#[test]
+fn sections_that_turn_nothing_on_leave_the_policy_version_as_it_was() {
+    let plain = config(json!({}));
+    let off = config(json!({"pii": {"cards": false, "action": "ask"}, "listedValues": {"values": []}}));
+    assert_eq!(plain.policy_version(), off.policy_version());
+    assert_eq!(crate::outbound::policy_version(&plain), crate::outbound::policy_version(&off));
+    assert_ne!(plain.policy_version(), config(json!({"pii": {"cards": true}})).policy_version());
+    assert_ne!(
+        config(json!({"pii": {"cards": true}})).policy_version(),
+        config(json!({"pii": {"cards": true, "action": "ask"}})).policy_version()
+    );
+}
+
+#[test]
+fn a_hashed_entry_is_the_documented_hmac_of_the_normalized_value() {
+    // `printf %s projectbluebird | openssl dgst -sha256 -hmac an-operator-key-0001`
+    let expected = "hmac-sha256:15:1cd7a3614206cf129263b4c2bec697c978f1ea16a670b699601ec6eb335bf8ef";
+    assert_eq!(listed::hashed_entry("an-operator-key-0001", "Project Bluebird").as_deref(), Some(expected));
+    assert_eq!(listed::normalized("Project Bluebird").as_deref(), Ok("projectbluebird"));
+    assert_eq!(listed::hashed_entry("an-operator-key-0001", "a-b"), None, "too short to list");
+}
