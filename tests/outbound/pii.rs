@@ -171,3 +171,38 @@ fn a_largest_message_against_a_full_list_is_decided_well_inside_the_cpu_deadline
     println!("32 KiB of one-letter words against 1,024 listed values: {took:.1?}");
     assert!(took < std::time::Duration::from_secs(1), "took {took:?}");
 }
+
+#[test]
+fn warden_hash_values_prints_entries_that_catch_the_value_without_it_in_the_configuration() {
+    let db = TempDb::new();
+    let key_file = db.dir.path().join("listed.key");
+    std::fs::write(&key_file, "an-operator-key-0001\n").expect("write key");
+    let key_path = key_file.display().to_string();
+    let out = warden_process(&["hash-values", "--key-file", &key_path], "Project Bluebird\n\nACME-4471-22\n");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let entries: Vec<&str> = out.stdout.lines().collect();
+    // `printf %s projectbluebird | openssl dgst -sha256 -hmac an-operator-key-0001`
+    assert_eq!(
+        entries.first().copied(),
+        Some("hmac-sha256:15:1cd7a3614206cf129263b4c2bec697c978f1ea16a670b699601ec6eb335bf8ef")
+    );
+    assert_eq!(entries.len(), 2, "{}", out.stdout);
+    let s = Setup::new(&json!({"dlp": {"listedValues": {"hashed": entries, "key": "an-operator-key-0001"}}}));
+    assert!(!std::fs::read_to_string(&s.config).expect("config").to_lowercase().contains("bluebird"));
+    assert_eq!(rule(&s.check("news on project-bluebird")), ("deny", "dlp.listed-value"));
+    assert_eq!(rule(&s.check("acme 4471 22")), ("deny", "dlp.listed-value"));
+    assert_eq!(rule(&s.check("a bluebird")), ("allow", "dlp.pre-checks-passed"));
+
+    let refused = warden_process(&["hash-values", "--key-file", &key_path], "Bluebird\nB-7\n");
+    assert_eq!(refused.code, EXIT_INVALID);
+    assert_eq!(
+        refused.stderr.trim_end(),
+        "error: stdin line 2: must have at least 3 letters or digits after normalization, got 2 (the value is not shown)"
+    );
+    assert!(refused.stdout.is_empty(), "no entry is printed when a line is refused: {}", refused.stdout);
+    std::fs::write(&key_file, "short-key\n").expect("write key");
+    let short = warden_process(&["hash-values", "--key-file", &key_path], "Bluebird\n");
+    assert_eq!(short.code, EXIT_INVALID);
+    assert!(short.stderr.contains("--key-file: the key must be 16 to 1024 characters, got 9"), "{}", short.stderr);
+    assert!(!short.stderr.contains("short-key"), "{}", short.stderr);
+}

@@ -214,7 +214,7 @@ pub fn luhn(digits: &[u8]) -> bool {
         }
         sum += v;
     }
-    !digits.is_empty() && sum % 10 == 0
+    !digits.is_empty() && sum.is_multiple_of(10)
 }
 
 /// The network whose issuer prefix and length `digits` have, if any.
