@@ -6,7 +6,8 @@
 //!
 //! - **Cards** (`dlp.pii.card`): 13 to 19 digits written together, or in the
 //!   printed groupings (fours with a shorter last group, `4-6-5`, `4-6-4`)
-//!   separated by single spaces or single dashes; the
+//!   separated by spaces or dashes (at most [`MAX_CARD_SEPARATOR_CHARS`]
+//!   between two groups, such as ` - `); the
 //!   number passes Luhn and its issuer prefix and length belong to a known
 //!   network ([`NETWORKS`]). A number inside a longer run of digits (an order
 //!   number, a timestamp, a phone number with its `+`) is not a card, and
@@ -16,7 +17,8 @@
 //!   a message that carries one outward is rarely harmless.
 //! - **IBANs** (`dlp.pii.iban`): a country code from [`IBAN_LENGTHS`], two
 //!   check digits and the account, exactly as long as that country's IBANs,
-//!   written together or in groups of four separated by single spaces, in
+//!   written together or in groups of four separated by single spaces or
+//!   dashes, in
 //!   any case, and passing ISO 13616's mod-97 check.
 //!
 //! A hit names the kind and its position, never the number.
@@ -30,6 +32,8 @@ use serde::Serialize;
 pub const MIN_CARD_DIGITS: usize = 13;
 /// Longest card number, in digits.
 pub const MAX_CARD_DIGITS: usize = 19;
+/// Most separator characters (spaces, dashes) between two groups of a card number.
+pub const MAX_CARD_SEPARATOR_CHARS: usize = 3;
 /// Most hits reported for one message (the first decides; the rest become signals).
 pub const MAX_PII_HITS: usize = 16;
 
@@ -283,9 +287,11 @@ fn card_offsets(chars: &[char]) -> Vec<usize> {
                 j += 1;
             }
             groups.push((start, j));
-            match (chars.get(j), chars.get(j + 1)) {
-                (Some(&s), Some(d)) if is_card_separator(s) && d.is_ascii_digit() => j += 1,
-                _ => break,
+            let gap = chars.get(j..).unwrap_or_default().iter().take_while(|&&c| is_card_separator(c)).count();
+            if (1..=MAX_CARD_SEPARATOR_CHARS).contains(&gap) && chars.get(j + gap).is_some_and(char::is_ascii_digit) {
+                j += gap;
+            } else {
+                break;
             }
         }
         if let Some(offset) = card_in_run(chars, &groups, free_before(chars, i), free_after(chars, j)) {
@@ -358,7 +364,7 @@ fn iban_at(chars: &[char], start: usize, length: usize, grouped: bool) -> Option
     let mut j = start;
     while out.len() < length {
         if grouped && !out.is_empty() && out.len() % 4 == 0 {
-            if !chars.get(j).is_some_and(|&c| c == ' ' || c == '\u{a0}') {
+            if !chars.get(j).is_some_and(|&c| matches!(c, ' ' | '\u{a0}' | '-')) {
                 return None;
             }
             j += 1;

@@ -75,6 +75,8 @@ fn card_numbers_in_their_usual_spellings_are_caught_where_they_start() {
         ("a card followed by a short code", "4111 1111 1111 1111 123", 0),
         ("a card after a short number", "room 12 4111 1111 1111 1111", 8),
         ("a card in mixed separators", "4111-1111 1111-1111", 0),
+        ("a card with spaced dashes between its groups", "4111 - 1111 - 1111 - 1111", 0),
+        ("a card with double spaces between its groups", "4111  1111  1111  1111", 0),
         ("a card in no-break spaces", "4111\u{a0}1111\u{a0}1111\u{a0}1111", 0),
         (
             "a card in full-width digits",
@@ -109,6 +111,7 @@ fn numbers_that_only_look_like_cards_are_not_caught() {
         ("the integer part of a decimal", "4111111111111111.25".into()),
         ("the fraction of a decimal", "3.4111111111111111".into()),
         ("a card in odd groups", "41 1111 1111 1111 11".into()),
+        ("a card with more separators between groups than a spelling uses", "4111    1111    1111    1111".into()),
         ("a phone number", "+1 415 555 2671".into()),
         ("an ISO date and time", "2024-06-03 12:00:00".into()),
     ];
@@ -127,6 +130,7 @@ fn ibans_with_or_without_spaces_in_any_case_are_caught() {
         ("a british iban written together", "iban:GB82WEST12345698765432.", 5),
         ("the shortest, norwegian", "NO9386011117947", 0),
         ("a french iban with a letter late in it", "FR1420041010050500013M02606", 0),
+        ("a german iban in groups with dashes", "DE89-3704-0044-0532-0130-00", 0),
         ("a swiss iban in no-break spaces", "CH93\u{a0}0076\u{a0}2011\u{a0}6238\u{a0}5295\u{a0}7", 0),
     ];
     for (name, text, offset) in cases {
@@ -537,4 +541,11 @@ fn a_hashed_entry_is_the_documented_hmac_of_the_normalized_value() {
     assert_eq!(listed::hashed_entry("an-operator-key-0001", "Project Bluebird").as_deref(), Some(expected));
     assert_eq!(listed::normalized("Project Bluebird").as_deref(), Ok("projectbluebird"));
     assert_eq!(listed::hashed_entry("an-operator-key-0001", "a-b"), None, "too short to list");
+}
+
+#[test]
+fn card_separators_are_bounded_exactly() {
+    let spaced = |n: usize| ["4111", "1111", "1111", "1111"].join(&" ".repeat(n));
+    assert_eq!(cards_hit(&spaced(MAX_CARD_SEPARATOR_CHARS)), Some(0));
+    assert_eq!(cards_hit(&spaced(MAX_CARD_SEPARATOR_CHARS + 1)), None);
 }
