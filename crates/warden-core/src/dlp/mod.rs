@@ -10,6 +10,10 @@
 //! inbound peer messages are not scanned: reading a secret someone else sent
 //! leaks nothing of ours, and code review traffic is full of token-like text.
 //!
+//! Personal data ([`pii`], [`listed`]) is a separate family the operator
+//! turns on: card numbers, IBANs and listed values in outbound messages deny
+//! or ask as `dlp.pii.action` and `dlp.listedValues.action` say.
+//!
 //! Then, when `dlp.classifier` is set, the classifier ([`classifier`]) judges
 //! the message, and only a verdict that passes [`verdict::admit`] counts.
 //! `review` asks the person, `deny` denies, and any failure to obtain an

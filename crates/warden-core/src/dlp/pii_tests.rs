@@ -549,3 +549,19 @@ fn card_separators_are_bounded_exactly() {
     assert_eq!(cards_hit(&spaced(MAX_CARD_SEPARATOR_CHARS)), Some(0));
     assert_eq!(cards_hit(&spaced(MAX_CARD_SEPARATOR_CHARS + 1)), None);
 }
+
+proptest::proptest! {
+    #[test]
+    fn any_text_is_scanned_without_panicking_and_hits_point_inside_it(
+        text in "[0-9 \\-+.A-Za-z\u{a0}\u{200b}\u{ff10}-\u{ff19}ßΣς\u{308}]{0,120}"
+    ) {
+        let c = listed_config(&["Project Bluebird", "ACME-4471-22", "Σίσυφος"]);
+        let n = text.chars().count();
+        for hit in scan(&text, true, true) {
+            proptest::prop_assert!(hit.offset < n, "{:?} in {:?}", hit, text);
+        }
+        for at in c.dlp.listed_values.scan(&text) {
+            proptest::prop_assert!(at < n, "{} in {:?}", at, text);
+        }
+    }
+}
