@@ -29,7 +29,7 @@
 //! is hashed with the key and looked up. A value split into more pieces than
 //! that, spelled with other letters (`0` for `o`), or translated, is not seen.
 
-use super::pii::Action;
+use super::pii::PiiAction;
 use crate::config::reader::{Node, Obj, Reader};
 use crate::prelude::*;
 use hmac::{Hmac, KeyInit, Mac};
@@ -62,7 +62,7 @@ type HmacSha256 = Hmac<Sha256>;
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct ListedValues {
     /// `deny` (default) or `ask`.
-    pub action: Action,
+    pub action: PiiAction,
     key: Vec<u8>,
     digests: BTreeSet<(usize, [u8; 32])>,
     lengths: BTreeSet<usize>,
@@ -82,7 +82,7 @@ impl Serialize for ListedValues {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
         struct Shape<'a> {
-            action: &'a Action,
+            action: &'a PiiAction,
             entries: Vec<String>,
         }
         let entries = self.digests.iter().map(|(n, d)| format!("{HASHED_PREFIX}{n}:{}", hex(d))).collect();
@@ -106,7 +106,7 @@ pub struct ListedValuesDocument {
     #[schemars(length(min = MIN_LISTED_KEY_CHARS, max = MAX_LISTED_KEY_CHARS))]
     key: Option<String>,
     /// `deny` (default) or `ask`.
-    action: Option<Action>,
+    action: Option<PiiAction>,
 }
 
 #[cfg(feature = "schema")]

@@ -413,33 +413,33 @@ fn iban_offsets(chars: &[char]) -> Vec<usize> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
-pub enum Action {
+pub enum PiiAction {
     #[default]
     Deny,
     Ask,
 }
 
-impl Action {
+impl PiiAction {
     /// The decision a hit makes.
     pub fn decision(self) -> Decision {
         match self {
-            Action::Deny => Decision::Deny,
-            Action::Ask => Decision::Ask,
+            PiiAction::Deny => Decision::Deny,
+            PiiAction::Ask => Decision::Ask,
         }
     }
 }
 
 /// Reads a section's optional `action` field: `deny` (default) or `ask`.
-pub fn read_action(r: &mut Reader, obj: &Obj<'_>) -> Action {
+pub fn read_action(r: &mut Reader, obj: &Obj<'_>) -> PiiAction {
     let Some(node) = obj.get("action") else {
-        return Action::Deny;
+        return PiiAction::Deny;
     };
     match node.value.as_str() {
-        Some("deny") => Action::Deny,
-        Some("ask") => Action::Ask,
+        Some("deny") => PiiAction::Deny,
+        Some("ask") => PiiAction::Ask,
         _ => {
             r.error(node.path, format!("must be `deny` or `ask`, got `{}`", shown(node.value)));
-            Action::Deny
+            PiiAction::Deny
         }
     }
 }
@@ -455,7 +455,7 @@ pub struct PiiConfig {
     /// Detect IBANs (`dlp.pii.iban`). Off by default.
     pub ibans: bool,
     /// `deny` (default) or `ask`.
-    pub action: Action,
+    pub action: PiiAction,
 }
 
 impl PiiConfig {
@@ -496,7 +496,7 @@ pub fn personal(config: &super::DlpConfig, message: &OutboundMessage, text: &str
     }
     let hits = config.pii.scan(text);
     let listed = config.listed_values.scan(text);
-    let mut found: Vec<(Action, String, &str, usize)> = Vec::new();
+    let mut found: Vec<(PiiAction, String, &str, usize)> = Vec::new();
     if let Some(first) = hits.first() {
         found.push((
             config.pii.action,
@@ -508,15 +508,15 @@ pub fn personal(config: &super::DlpConfig, message: &OutboundMessage, text: &str
     if let Some(&first) = listed.first() {
         found.push((config.listed_values.action, super::rules::LISTED_VALUE.into(), "listed-value", first));
     }
-    let (action, rule, kind, offset) = found.into_iter().min_by_key(|(a, _, _, o)| (*a != Action::Deny, *o))?;
+    let (action, rule, kind, offset) = found.into_iter().min_by_key(|(a, _, _, o)| (*a != PiiAction::Deny, *o))?;
     let what = match kind {
         kinds::CARD => "a payment card number",
         kinds::IBAN => "an IBAN",
         _ => "a value the operator listed as sensitive",
     };
     let outcome = match action {
-        Action::Deny => "so it is not sent",
-        Action::Ask => "so a person must approve this exact message before it is sent",
+        PiiAction::Deny => "so it is not sent",
+        PiiAction::Ask => "so a person must approve this exact message before it is sent",
     };
     let mut verdict = Verdict::new(
         action.decision(),
