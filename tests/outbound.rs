@@ -15,6 +15,8 @@ mod gate_cases;
 mod gate_cli;
 #[path = "outbound/ledger.rs"]
 mod ledger;
+#[path = "outbound/pii.rs"]
+mod pii;
 #[path = "outbound/two_hosts.rs"]
 mod two_hosts;
 

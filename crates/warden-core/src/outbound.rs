@@ -3,6 +3,8 @@
 //! 1. DLP's deterministic pre-checks ([`dlp::precheck`]): size, encoding and
 //!    concrete secrets. Binding: nothing later runs when they deny, so a
 //!    secret never reaches the classifier, and no approval can undo them.
+//!    Then personal data the operator turned on ([`dlp::pii::personal`]): a
+//!    `deny` ends the check here; an `ask` joins the answers of step 4.
 //! 2. The consent gate ([`gate::check`]): a block (opt-out, no consent, quiet
 //!    hours) ends the check here, so a blocked message is not sent to the
 //!    classifier either.
@@ -198,6 +200,12 @@ fn decide(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> Verd
         Ok(text) => text,
         Err(denied) => return denied,
     };
+    let personal = dlp::pii::personal(&config.dlp, message, text);
+    if let Some(v) = &personal
+        && v.decision == Decision::Deny
+    {
+        return v.clone();
+    }
     let gate = gate::check(&config.gate, ports, message);
     if let Some(v) = &gate
         && v.decision == Decision::Deny
@@ -205,7 +213,7 @@ fn decide(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> Verd
         return v.clone();
     }
     let classifies = config.dlp.classifier.as_ref().is_some_and(|c| c.classifies(message.direction));
-    if gate.is_none() && !classifies {
+    if gate.is_none() && !classifies && personal.is_none() {
         // Nothing can ask about this message, so there is no review state to read.
         return dlp::passed();
     }
@@ -218,7 +226,7 @@ fn decide(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> Verd
     let remembered = review.classification();
     let classified = dlp::classify(&config.dlp, ports, message, text, remembered.as_ref());
     let mut new_classification = None;
-    let mut parts: Vec<Verdict> = gate.into_iter().collect();
+    let mut parts: Vec<Verdict> = gate.into_iter().chain(personal).collect();
     if let Some((verdict, classification)) = classified {
         if remembered.is_none() {
             new_classification = classification.filter(|c| c.decision != GuardDecision::Allow);

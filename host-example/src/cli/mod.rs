@@ -3,6 +3,7 @@
 
 mod demo;
 mod gate;
+mod listed;
 
 use crate::clock::Clock;
 use crate::json::{self, VerdictJson};
@@ -237,6 +238,12 @@ enum Command {
     Gate {
         #[command(subcommand)]
         command: gate::GateCommand,
+    },
+    /// Print `dlp.listedValues.hashed` entries for the values read one a line on stdin.
+    HashValues {
+        /// A file whose first line is the key (`dlp.listedValues.key`, 16 to 1024 characters).
+        #[arg(long, value_name = "FILE")]
+        key_file: PathBuf,
     },
     /// Play a bundled session and print each decision.
     Demo {
@@ -659,6 +666,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         }
         Command::Gate { command } => gate::run(&host, clock, command, stdout),
         Command::Demo { db } => demo::run(&host, db, stdout),
+        Command::HashValues { key_file } => listed::run(&key_file, stdin, stdout),
     }
 }
 

@@ -10,6 +10,10 @@
 //! inbound peer messages are not scanned: reading a secret someone else sent
 //! leaks nothing of ours, and code review traffic is full of token-like text.
 //!
+//! Personal data ([`pii`], [`listed`]) is a separate family the operator
+//! turns on: card numbers, IBANs and listed values in outbound messages deny
+//! or ask as `dlp.pii.action` and `dlp.listedValues.action` say.
+//!
 //! Then, when `dlp.classifier` is set, the classifier ([`classifier`]) judges
 //! the message, and only a verdict that passes [`verdict::admit`] counts.
 //! `review` asks the person, `deny` denies, and any failure to obtain an
@@ -21,6 +25,8 @@
 
 pub mod classifier;
 pub mod detectors;
+pub mod listed;
+pub mod pii;
 pub mod verdict;
 
 use crate::config::destinations::Destination;
@@ -45,6 +51,10 @@ pub mod rules {
     pub const TOO_LARGE: &str = "dlp.too-large";
     /// A concrete secret; the full rule is this and the detector's name, such as `dlp.secret.aws-access-key`.
     pub const SECRET_PREFIX: &str = "dlp.secret.";
+    /// Personal data the operator turned on; the full rule is this and the kind, such as `dlp.pii.card`.
+    pub const PII_PREFIX: &str = "dlp.pii.";
+    /// A value the operator listed in `dlp.listedValues`.
+    pub const LISTED_VALUE: &str = "dlp.listed-value";
     /// The pre-checks found nothing and nothing else was asked.
     pub const PRE_CHECKS_PASSED: &str = "dlp.pre-checks-passed";
     /// The classifier allowed the message.
@@ -70,11 +80,18 @@ pub struct DlpConfig {
     pub classifier: Option<ClassifierConfig>,
     /// Operator rules per direction, sent with the classifier's instructions.
     pub rules: OperatorRules,
+    /// Personal data to detect in outbound messages: card numbers and IBANs. Off by default.
+    #[serde(skip_serializing_if = "pii::PiiConfig::is_off")]
+    pub pii: pii::PiiConfig,
+    /// Sensitive values the operator lists, kept as keyed hashes. None by default.
+    #[serde(skip_serializing_if = "listed::ListedValues::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(with = "listed::ListedValuesDocument"))]
+    pub listed_values: listed::ListedValues,
 }
 
 impl DlpConfig {
     /// Fields of the `dlp` section.
-    pub const FIELDS: &'static [&'static str] = &["mode", "classifier", "rules"];
+    pub const FIELDS: &'static [&'static str] = &["mode", "classifier", "rules", "pii", "listedValues"];
 
     /// Reads the `dlp` section; its unknown fields were already reported.
     pub fn read(r: &mut Reader, obj: Option<Obj<'_>>, destinations: &[Destination]) -> DlpConfig {
@@ -94,7 +111,11 @@ impl DlpConfig {
                 "only the classifier reads rules; add `dlp.classifier` or remove `dlp.rules`",
             );
         }
-        DlpConfig { mode, classifier, rules }
+        let section = r.section(&obj, "pii", pii::PiiConfig::FIELDS);
+        let pii = pii::PiiConfig::read(r, section);
+        let section = r.section(&obj, "listedValues", listed::ListedValues::FIELDS);
+        let listed_values = listed::ListedValues::read(r, section);
+        DlpConfig { mode, classifier, rules, pii, listed_values }
     }
 
     /// The check's status for reports.
@@ -271,9 +292,15 @@ pub fn check(config: &DlpConfig, ports: &Ports<'_>, message: &OutboundMessage) -
         Ok(text) => text,
         Err(verdict) => return Some(verdict),
     };
+    let personal = pii::personal(config, message, text);
+    if let Some(v) = &personal
+        && v.decision == Decision::Deny
+    {
+        return personal;
+    }
     match classify(config, ports, message, text, None) {
-        Some((verdict, _)) => Some(verdict),
-        None => Some(passed()),
+        Some((verdict, _)) if verdict.decision == Decision::Deny || personal.is_none() => Some(verdict),
+        _ => Some(personal.unwrap_or_else(passed)),
     }
 }
 

@@ -184,6 +184,7 @@ fn dlp_config(mode: Mode, rules: OperatorRules) -> DlpConfig {
             url: "http://127.0.0.1:9/v1/chat/completions".into(),
         }),
         rules,
+        ..DlpConfig::default()
     }
 }
 
