@@ -65,12 +65,23 @@ struct Args {
     out: PathBuf,
     python: Option<PathBuf>,
     criterion: Option<PathBuf>,
+    /// Another `warden` binary whose `serve` is load-tested the same way, for a before/after.
+    baseline: Option<PathBuf>,
+    /// Only load-test `warden serve`, the current binary and the baseline in turn.
+    serve_only: bool,
 }
 
 fn args() -> Args {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let root = root.canonicalize().unwrap_or(root);
-    let mut a = Args { quick: false, out: root.join("target/warden-bench"), python: None, criterion: None };
+    let mut a = Args {
+        quick: false,
+        out: root.join("target/warden-bench"),
+        python: None,
+        criterion: None,
+        baseline: None,
+        serve_only: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -78,6 +89,8 @@ fn args() -> Args {
             "--out" => a.out = it.next().map(PathBuf::from).expect("--out DIR"),
             "--python" => a.python = it.next().map(PathBuf::from),
             "--criterion" => a.criterion = it.next().map(PathBuf::from),
+            "--baseline-warden" => a.baseline = it.next().map(PathBuf::from),
+            "--serve-only" => a.serve_only = true,
             // `cargo bench` adds `--bench`; anything else is ignored too.
             _ => {}
         }
@@ -619,10 +632,10 @@ impl Connection {
     }
 }
 
-fn serve_load(plan: &Plan) -> Value {
+fn serve_load(plan: &Plan, binary: &Path) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path());
-    let mut child = Command::new(warden_tests::warden_binary())
+    let mut child = Command::new(binary)
         .arg("--cache-dir")
         .arg(warden_tests::cache_dir())
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
@@ -783,6 +796,17 @@ fn main() {
     let plan = Plan::new(a.quick);
     std::fs::create_dir_all(&a.out).expect("the output folder");
     let started = Instant::now();
+    if let (true, Some(baseline)) = (a.serve_only, a.baseline.as_deref()) {
+        // Before/after of the service alone, alternating so both see the same moments of the machine.
+        let current = warden_tests::warden_binary();
+        for round in 0..3 {
+            for (name, binary) in [("current", current.as_path()), ("baseline", baseline)] {
+                let v = serve_load(&plan, binary);
+                println!("serve {name} round {round}: {v}");
+            }
+        }
+        return;
+    }
     let machine = machine();
     let date = utc_now();
     eprintln!("bench: {} mode, output in {}", if a.quick { "quick" } else { "full" }, a.out.display());
@@ -800,7 +824,13 @@ fn main() {
     eprintln!("bench: warden check cold start");
     let cold = cold_start(&plan);
     eprintln!("bench: warden serve load test");
-    let serve = serve_load(&plan);
+    let serve = serve_load(&plan, &warden_tests::warden_binary());
+    let baseline = a.baseline.as_deref().map(|b| {
+        eprintln!("bench: warden serve load test of {}", b.display());
+        let mut v = serve_load(&plan, b);
+        v["binary"] = json!(b.display().to_string());
+        v
+    });
     let criterion = a.criterion.as_deref().map(criterion_figures).unwrap_or_default();
 
     let typical_mem = per(&flat, "typical", "component+memory");
@@ -902,6 +932,7 @@ fn main() {
         "component_bytes": size,
         "cold_start": cold,
         "serve": serve,
+        "serve_baseline": baseline,
         "criterion": criterion,
         "targets": targets.iter().map(|t| json!({"what": t.what, "target": t.target, "measured": t.measured, "met": t.met})).collect::<Vec<_>>(),
         "seconds": started.elapsed().as_secs_f64().round(),
@@ -994,6 +1025,16 @@ fn markdown(s: &Value, sbs: &SideBySide, flat: &[(String, String, Stats)], targe
         "| `warden serve`, {} connections on loopback, {} requests (SQLite) | {} requests/s, p50 {} ms, p99 {} ms |",
         serve["connections"], serve["requests"], serve["requests_per_s"], serve["p50_ms"], serve["p99_ms"]
     );
+    if let Some(b) = s["serve_baseline"].as_object() {
+        let _ = writeln!(
+            o,
+            "| the same load on the baseline binary `{}` | {} requests/s, p50 {} ms, p99 {} ms |",
+            b["binary"].as_str().unwrap_or(""),
+            b["requests_per_s"],
+            b["p50_ms"],
+            b["p99_ms"]
+        );
+    }
     let _ = writeln!(
         o,
         "| `warden check tool`, warm compile cache (process start to exit) | {} ms |",

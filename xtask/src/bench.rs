@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--quick] [--no-toolkit]`: every performance figure of
+//! `cargo xtask bench [--quick] [--no-toolkit] [--baseline-warden FILE]`: every performance figure of
 //! the README's Performance section, in one run.
 //!
 //! 1. Installs the Agent Governance Toolkit (`agent-governance-toolkit-core`,
@@ -12,6 +12,9 @@
 //!    percentiles, a loopback load test of `warden serve`, cold start of
 //!    `warden check`, instance creation, component size and DLP throughput.
 //!    It writes `target/warden-bench/summary.json` and `summary.md`.
+//!
+//! `--baseline-warden FILE` load-tests another `warden` binary's `serve` the
+//! same way in the same run, for a before/after of a host change.
 //!
 //! `--quick` runs every measurement with few iterations (a smoke run that
 //! finishes in well under a minute once built). Timing never fails a run.
@@ -32,11 +35,20 @@ const QUICK_CRITERION: &[&str] = &["--warm-up-time", "0.2", "--measurement-time"
 pub fn bench(args: &[String]) -> Result<()> {
     let mut quick = false;
     let mut toolkit = true;
-    for arg in args {
+    let mut baseline = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
         match arg.as_str() {
             "--quick" => quick = true,
             "--no-toolkit" => toolkit = false,
-            other => bail!("unknown option `{other}`; `cargo xtask bench` takes `--quick` and `--no-toolkit`"),
+            "--baseline-warden" => match it.next() {
+                Some(path) => baseline = Some(std::fs::canonicalize(path).with_context(|| format!("`{path}`"))?),
+                None => bail!("`--baseline-warden` takes the path of a `warden` binary"),
+            },
+            other => bail!(
+                "unknown option `{other}`; `cargo xtask bench` takes `--quick`, `--no-toolkit` and \
+                 `--baseline-warden FILE`"
+            ),
         }
     }
     ensure_guest_target()?;
@@ -57,23 +69,28 @@ pub fn bench(args: &[String]) -> Result<()> {
     // Stale figures of other runs must not reach the summary.
     let criterion = root().join("target/criterion");
     let _ = std::fs::remove_dir_all(&criterion);
-    for (package, bench) in [("warden-core", "judge"), ("warden-host", "component")] {
+    // Every build here selects the default members, as `cargo test --release`
+    // does: features unify the same way, so nothing is built a second way.
+    for bench in ["judge", "component"] {
         let mut cmd = cargo();
-        cmd.args(["bench", "--package", package, "--bench", bench, "--"]);
+        cmd.args(["bench", "--bench", bench, "--"]);
         if quick {
             cmd.args(QUICK_CRITERION);
         }
-        run(&format!("criterion: {package} {bench}"), cmd)?;
+        run(&format!("criterion: {bench}"), cmd)?;
     }
 
     let mut suite = cargo();
-    suite.args(["bench", "--package", "warden-tests", "--bench", "suite", "--", "--out"]);
+    suite.args(["bench", "--bench", "suite", "--", "--out"]);
     suite.arg(&out).arg("--criterion").arg(&criterion);
     if quick {
         suite.arg("--quick");
     }
     if let Some(python) = &python {
         suite.arg("--python").arg(python);
+    }
+    if let Some(baseline) = &baseline {
+        suite.arg("--baseline-warden").arg(baseline);
     }
     run("measurement suite", suite)?;
     eprintln!("==> wrote {} and summary.md", out.join("summary.json").display());
@@ -86,7 +103,7 @@ pub fn bench(args: &[String]) -> Result<()> {
 pub fn smoke() -> Result<()> {
     let out = root().join("target/warden-bench/smoke");
     let mut suite = cargo();
-    suite.args(["bench", "--package", "warden-tests", "--bench", "suite", "--", "--quick", "--out"]);
+    suite.args(["bench", "--bench", "suite", "--", "--quick", "--out"]);
     suite.arg(&out);
     run("benchmark smoke run (quick, timing never fails it)", suite)
 }
