@@ -196,7 +196,7 @@ fn dlp_strings() -> Vec<Value> {
 
 /// One step of a sequence through decision memory.
 enum Step {
-    Check(ToolCall),
+    Check(Box<ToolCall>),
     /// Answer the last `ask` with this decision and scope, optionally for one call ID.
     Answer(bool, ApprovalScope, Option<&'static str>),
 }
@@ -226,55 +226,55 @@ fn memory_sequences() -> Vec<Value> {
             "a session answer to a fetch holds in its session only",
             "{}",
             vec![
-                Step::Check(fetch.clone()),
+                Step::Check(Box::new(fetch.clone())),
                 Step::Answer(true, Session, None),
-                Step::Check(fetch.clone()),
-                Step::Check(in_session(fetch.clone(), Some("s2"))),
-                Step::Check(in_session(fetch.clone(), None)),
+                Step::Check(Box::new(fetch.clone())),
+                Step::Check(Box::new(in_session(fetch.clone(), Some("s2")))),
+                Step::Check(Box::new(in_session(fetch.clone(), None))),
             ],
         ),
         (
             "a write outside the workspace, approved, matches its normalized spellings",
             "{}",
             vec![
-                Step::Check(write("/opt/app//conf/../x.txt")),
+                Step::Check(Box::new(write("/opt/app//conf/../x.txt"))),
                 Step::Answer(true, Session, None),
-                Step::Check(write("../opt/app/x.txt")),
-                Step::Check(write("/opt/app/y.txt")),
+                Step::Check(Box::new(write("../opt/app/x.txt"))),
+                Step::Check(Box::new(write("/opt/app/y.txt"))),
             ],
         ),
         (
             "an always deny then an always allow: deny wins",
             always,
             vec![
-                Step::Check(deploy.clone()),
+                Step::Check(Box::new(deploy.clone())),
                 Step::Answer(false, Always, None),
                 Step::Answer(true, Always, None),
-                Step::Check(deploy.clone()),
-                Step::Check(in_session(deploy.clone(), Some("s2"))),
+                Step::Check(Box::new(deploy.clone())),
+                Step::Check(Box::new(in_session(deploy.clone(), Some("s2")))),
             ],
         ),
         (
             "a once answer is used up and bound to its call ID",
             "{}",
             vec![
-                Step::Check(rm.clone()),
+                Step::Check(Box::new(rm.clone())),
                 Step::Answer(true, Once, None),
-                Step::Check(rm.clone()),
-                Step::Check(rm.clone()),
+                Step::Check(Box::new(rm.clone())),
+                Step::Check(Box::new(rm.clone())),
                 Step::Answer(true, Once, Some("call-7")),
-                Step::Check(with_id(rm.clone(), "call-8")),
-                Step::Check(with_id(rm.clone(), "call-7")),
+                Step::Check(Box::new(with_id(rm.clone(), "call-8"))),
+                Step::Check(Box::new(with_id(rm.clone(), "call-7"))),
             ],
         ),
         (
             "nothing remembered: repeated allows and denies",
             "{}",
             vec![
-                Step::Check(at("Bash", json!({"command": "git status"}))),
-                Step::Check(at("Bash", json!({"command": "git status"}))),
-                Step::Check(at("Bash", json!({"command": "rm -rf /"}))),
-                Step::Check(at("Read", json!({"file_path": "~/.ssh/id_rsa"}))),
+                Step::Check(Box::new(at("Bash", json!({"command": "git status"})))),
+                Step::Check(Box::new(at("Bash", json!({"command": "git status"})))),
+                Step::Check(Box::new(at("Bash", json!({"command": "rm -rf /"})))),
+                Step::Check(Box::new(at("Read", json!({"file_path": "~/.ssh/id_rsa"})))),
             ],
         ),
     ];

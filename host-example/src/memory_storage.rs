@@ -9,9 +9,12 @@ use crate::storage::{BatchError, Condition, MAX_BATCH_WRITES, Record, Storage, S
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
+/// Records keyed by namespace and key.
+type Records = BTreeMap<(String, String), Record>;
+
 /// Records keyed by namespace and key, behind one lock.
 #[derive(Default)]
-pub struct MemoryStorage(Mutex<BTreeMap<(String, String), Record>>);
+pub struct MemoryStorage(Mutex<Records>);
 
 fn holds(current: Option<u64>, when: Condition) -> bool {
     match when {
@@ -22,7 +25,7 @@ fn holds(current: Option<u64>, when: Condition) -> bool {
 }
 
 impl MemoryStorage {
-    fn map(&self) -> Result<MutexGuard<'_, BTreeMap<(String, String), Record>>, StorageError> {
+    fn map(&self) -> Result<MutexGuard<'_, Records>, StorageError> {
         self.0.lock().map_err(|_| StorageError::Other("the in-memory storage lock is poisoned".into()))
     }
 
