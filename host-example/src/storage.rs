@@ -6,12 +6,9 @@
 //! typed `storage-error`; nothing here panics on a database problem.
 //!
 //! Performance: each pooled connection keeps its prepared statements
-//! (`prepare_cached`). Reads take no lock of this process and, in WAL mode,
-//! never wait for a writer. Writers of one process queue on an in-process
-//! lock before they open their transaction, so they hand over in
-//! microseconds instead of meeting in SQLite's busy handler, which sleeps a
-//! millisecond and more between retries; writers of other processes still
-//! meet there, bounded by [`BUSY_TIMEOUT`].
+//! (`prepare_cached`), and reads, on their own pooled connections in WAL
+//! mode, never wait for a writer; writers meet in SQLite's busy handler,
+//! bounded by [`BUSY_TIMEOUT`].
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
@@ -128,8 +125,6 @@ pub trait Storage: Send + Sync {
 pub struct SqliteStorage {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
-    /// Held by this process's writer while its transaction is open.
-    writer: Mutex<()>,
 }
 
 /// Reads a record.
@@ -314,7 +309,7 @@ impl SqliteStorage {
             }
             Ok(_) => {}
         }
-        let storage = SqliteStorage { path: path.to_path_buf(), idle: Mutex::new(Vec::new()), writer: Mutex::new(()) };
+        let storage = SqliteStorage { path: path.to_path_buf(), idle: Mutex::new(Vec::new()) };
         // The marks are read before anything is set on the connection: a
         // foreign file is refused without a byte of it changed.
         check_schema(&storage.connect_bare()?, path)?;
@@ -375,15 +370,12 @@ impl SqliteStorage {
         result
     }
 
-    /// Runs `f` in an immediate transaction on a pooled connection, after
-    /// this process's other writers. The lock guards no data, so a writer
-    /// that panicked leaves it usable.
+    /// Runs `f` in an immediate transaction on a pooled connection.
     fn write<T>(
         &self,
         f: impl FnOnce(rusqlite::Transaction<'_>) -> Result<T, StorageError>,
     ) -> Result<T, StorageError> {
         self.with(|conn| {
-            let _turn = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(other)?;
             f(tx)
         })

@@ -65,8 +65,8 @@ struct Args {
     out: PathBuf,
     python: Option<PathBuf>,
     criterion: Option<PathBuf>,
-    /// Another `warden` binary whose `serve` is load-tested the same way, for a before/after.
-    baseline: Option<PathBuf>,
+    /// Other `warden` binaries whose `serve` is load-tested the same way, for a before/after.
+    baselines: Vec<PathBuf>,
     /// Only load-test `warden serve`, the current binary and the baseline in turn.
     serve_only: bool,
 }
@@ -79,7 +79,7 @@ fn args() -> Args {
         out: root.join("target/warden-bench"),
         python: None,
         criterion: None,
-        baseline: None,
+        baselines: Vec::new(),
         serve_only: false,
     };
     let mut it = std::env::args().skip(1);
@@ -89,7 +89,7 @@ fn args() -> Args {
             "--out" => a.out = it.next().map(PathBuf::from).expect("--out DIR"),
             "--python" => a.python = it.next().map(PathBuf::from),
             "--criterion" => a.criterion = it.next().map(PathBuf::from),
-            "--baseline-warden" => a.baseline = it.next().map(PathBuf::from),
+            "--baseline-warden" => a.baselines.extend(it.next().map(PathBuf::from)),
             "--serve-only" => a.serve_only = true,
             // `cargo bench` adds `--bench`; anything else is ignored too.
             _ => {}
@@ -796,13 +796,14 @@ fn main() {
     let plan = Plan::new(a.quick);
     std::fs::create_dir_all(&a.out).expect("the output folder");
     let started = Instant::now();
-    if let (true, Some(baseline)) = (a.serve_only, a.baseline.as_deref()) {
-        // Before/after of the service alone, alternating so both see the same moments of the machine.
-        let current = warden_tests::warden_binary();
+    if a.serve_only {
+        // Before/after of the service alone, alternating so each sees the same moments of the machine.
+        let mut binaries = vec![warden_tests::warden_binary()];
+        binaries.extend(a.baselines.iter().cloned());
         for round in 0..3 {
-            for (name, binary) in [("current", current.as_path()), ("baseline", baseline)] {
+            for binary in &binaries {
                 let v = serve_load(&plan, binary);
-                println!("serve {name} round {round}: {v}");
+                println!("serve {} round {round}: {v}", binary.display());
             }
         }
         return;
@@ -825,12 +826,16 @@ fn main() {
     let cold = cold_start(&plan);
     eprintln!("bench: warden serve load test");
     let serve = serve_load(&plan, &warden_tests::warden_binary());
-    let baseline = a.baseline.as_deref().map(|b| {
-        eprintln!("bench: warden serve load test of {}", b.display());
-        let mut v = serve_load(&plan, b);
-        v["binary"] = json!(b.display().to_string());
-        v
-    });
+    let baselines: Vec<Value> = a
+        .baselines
+        .iter()
+        .map(|b| {
+            eprintln!("bench: warden serve load test of {}", b.display());
+            let mut v = serve_load(&plan, b);
+            v["binary"] = json!(b.display().to_string());
+            v
+        })
+        .collect();
     let criterion = a.criterion.as_deref().map(criterion_figures).unwrap_or_default();
 
     let typical_mem = per(&flat, "typical", "component+memory");
@@ -932,7 +937,7 @@ fn main() {
         "component_bytes": size,
         "cold_start": cold,
         "serve": serve,
-        "serve_baseline": baseline,
+        "serve_baselines": baselines,
         "criterion": criterion,
         "targets": targets.iter().map(|t| json!({"what": t.what, "target": t.target, "measured": t.measured, "met": t.met})).collect::<Vec<_>>(),
         "seconds": started.elapsed().as_secs_f64().round(),
@@ -1025,7 +1030,7 @@ fn markdown(s: &Value, sbs: &SideBySide, flat: &[(String, String, Stats)], targe
         "| `warden serve`, {} connections on loopback, {} requests (SQLite) | {} requests/s, p50 {} ms, p99 {} ms |",
         serve["connections"], serve["requests"], serve["requests_per_s"], serve["p50_ms"], serve["p99_ms"]
     );
-    if let Some(b) = s["serve_baseline"].as_object() {
+    for b in s["serve_baselines"].as_array().into_iter().flatten() {
         let _ = writeln!(
             o,
             "| the same load on the baseline binary `{}` | {} requests/s, p50 {} ms, p99 {} ms |",

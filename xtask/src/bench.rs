@@ -13,8 +13,8 @@
 //!    `warden check`, instance creation, component size and DLP throughput.
 //!    It writes `target/warden-bench/summary.json` and `summary.md`.
 //!
-//! `--baseline-warden FILE` load-tests another `warden` binary's `serve` the
-//! same way in the same run, for a before/after of a host change.
+//! `--baseline-warden FILE` (repeatable) load-tests another `warden` binary's
+//! `serve` the same way in the same run, for a before/after of a host change.
 //!
 //! `--quick` runs every measurement with few iterations (a smoke run that
 //! finishes in well under a minute once built). Timing never fails a run.
@@ -35,14 +35,14 @@ const QUICK_CRITERION: &[&str] = &["--warm-up-time", "0.2", "--measurement-time"
 pub fn bench(args: &[String]) -> Result<()> {
     let mut quick = false;
     let mut toolkit = true;
-    let mut baseline = None;
+    let mut baselines = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--quick" => quick = true,
             "--no-toolkit" => toolkit = false,
             "--baseline-warden" => match it.next() {
-                Some(path) => baseline = Some(std::fs::canonicalize(path).with_context(|| format!("`{path}`"))?),
+                Some(path) => baselines.push(std::fs::canonicalize(path).with_context(|| format!("`{path}`"))?),
                 None => bail!("`--baseline-warden` takes the path of a `warden` binary"),
             },
             other => bail!(
@@ -89,7 +89,7 @@ pub fn bench(args: &[String]) -> Result<()> {
     if let Some(python) = &python {
         suite.arg("--python").arg(python);
     }
-    if let Some(baseline) = &baseline {
+    for baseline in &baselines {
         suite.arg("--baseline-warden").arg(baseline);
     }
     run("measurement suite", suite)?;

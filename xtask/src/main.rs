@@ -50,6 +50,17 @@ fn root() -> PathBuf {
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root());
+    // What `cargo run` set for this process only: build scripts that watch these
+    // (`rerun-if-env-changed`) would otherwise rerun, here and in the next build from a shell.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_xtask =
+            ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_CRATE_", "CARGO_BIN_"].iter().any(|p| name.starts_with(p))
+                || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&name.as_ref());
+        if set_for_xtask {
+            cmd.env_remove(name.as_ref());
+        }
+    }
     cmd
 }
 
