@@ -1,11 +1,13 @@
 //! Versioned records in a map: the `storage` import without a database, for
 //! benchmarks and tests that measure or compare the component itself. Same
-//! conditions, versions and all-or-nothing batches as [`SqliteStorage`];
+//! conditions, versions, limits and all-or-nothing batches as [`SqliteStorage`];
 //! nothing survives the process.
 //!
 //! [`SqliteStorage`]: crate::storage::SqliteStorage
 
-use crate::storage::{BatchError, Condition, MAX_BATCH_WRITES, Record, Storage, StorageError, Write};
+use crate::storage::{
+    BatchError, Condition, MAX_BATCH_WRITES, MAX_LIST, MAX_VALUE_BYTES, Record, Storage, StorageError, Write, check_key,
+};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
@@ -42,10 +44,15 @@ impl MemoryStorage {
 
 impl Storage for MemoryStorage {
     fn get(&self, namespace: &str, key: &str) -> Result<Option<Record>, StorageError> {
+        check_key(namespace, key)?;
         Ok(self.map()?.get(&(namespace.to_string(), key.to_string())).cloned())
     }
 
     fn set(&self, namespace: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError> {
+        check_key(namespace, key)?;
+        if value.len() > MAX_VALUE_BYTES {
+            return Err(StorageError::TooLarge);
+        }
         let mut map = self.map()?;
         let k = (namespace.to_string(), key.to_string());
         let current = map.get(&k).map(|r| r.version);
@@ -58,6 +65,7 @@ impl Storage for MemoryStorage {
     }
 
     fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
+        check_key(namespace, key)?;
         let mut map = self.map()?;
         let k = (namespace.to_string(), key.to_string());
         let current = map.get(&k).map(|r| r.version);
@@ -74,16 +82,26 @@ impl Storage for MemoryStorage {
         limit: u32,
         reverse: bool,
     ) -> Result<Vec<(String, Record)>, StorageError> {
+        check_key(namespace, prefix)?;
         let map = self.map()?;
         let hits = map.iter().filter(|((ns, k), _)| ns == namespace && k.starts_with(prefix));
         let hits = hits.map(|((_, k), r)| (k.clone(), r.clone()));
-        let limit = limit as usize;
+        let limit = limit.min(MAX_LIST) as usize;
         Ok(if reverse { hits.rev().take(limit).collect() } else { hits.take(limit).collect() })
     }
 
     fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
         if writes.len() > MAX_BATCH_WRITES {
             return Err(BatchError::Failed(StorageError::TooLarge));
+        }
+        for write in writes {
+            let (Write::Put { namespace, key, .. } | Write::Remove { namespace, key, .. }) = write;
+            check_key(namespace, key).map_err(BatchError::Failed)?;
+            if let Write::Put { value, .. } = write
+                && value.len() > MAX_VALUE_BYTES
+            {
+                return Err(BatchError::Failed(StorageError::TooLarge));
+            }
         }
         let mut map = self.map().map_err(BatchError::Failed)?;
         let mut next = map.clone();
@@ -111,6 +129,26 @@ impl Storage for MemoryStorage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::MAX_KEY_BYTES;
+
+    #[test]
+    fn keys_and_values_are_capped_exactly_at_the_sqlite_limits() {
+        let s = MemoryStorage::default();
+        let key = "k".repeat(MAX_KEY_BYTES);
+        assert_eq!(s.set("n", &key, b"v", Condition::Any), Ok(1));
+        assert_eq!(s.set("n", &format!("{key}k"), b"v", Condition::Any), Err(StorageError::TooLarge));
+        assert_eq!(s.get(&format!("{key}k"), "k"), Err(StorageError::TooLarge));
+        assert_eq!(s.set("n", "big", &vec![0; MAX_VALUE_BYTES], Condition::Any), Ok(1));
+        assert_eq!(s.set("n", "big", &vec![0; MAX_VALUE_BYTES + 1], Condition::Any), Err(StorageError::TooLarge));
+        let big = Write::Put {
+            namespace: "n".into(),
+            key: "x".into(),
+            value: vec![0; MAX_VALUE_BYTES + 1],
+            when: Condition::Any,
+        };
+        assert_eq!(s.commit(&[big]), Err(BatchError::Failed(StorageError::TooLarge)));
+        assert_eq!(s.get("n", "x"), Ok(None));
+    }
 
     #[test]
     fn conditions_versions_and_batches_behave_as_in_sqlite() {

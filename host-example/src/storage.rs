@@ -162,7 +162,7 @@ fn other(e: rusqlite::Error) -> StorageError {
     }
 }
 
-fn check_key(namespace: &str, key: &str) -> Result<(), StorageError> {
+pub(crate) fn check_key(namespace: &str, key: &str) -> Result<(), StorageError> {
     if namespace.len() > MAX_KEY_BYTES || key.len() > MAX_KEY_BYTES {
         return Err(StorageError::TooLarge);
     }
