@@ -13,99 +13,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use warden_host::bindings::exports::warden::guard::policy::{OutboundMessage, ToolCall, Turn};
 use warden_host::json::{self, decision_name};
-use warden_host::storage::{BatchError, Condition, Record, SqliteStorage, Storage, StorageError, Write};
+use warden_host::memory_storage::MemoryStorage;
+use warden_host::storage::{SqliteStorage, Storage};
 use warden_host::{ComponentSource, Limits, Runtime, RuntimeOptions};
 
 const T0: u64 = 1_700_000_000_000;
-
-/// Versioned records in a map: the storage import without a database.
-#[derive(Default)]
-struct MemoryStorage(Mutex<BTreeMap<(String, String), Record>>);
-
-impl Storage for MemoryStorage {
-    fn get(&self, namespace: &str, key: &str) -> Result<Option<Record>, StorageError> {
-        let map = self.0.lock().map_err(|_| StorageError::Other("poisoned".into()))?;
-        Ok(map.get(&(namespace.to_string(), key.to_string())).cloned())
-    }
-
-    fn set(&self, namespace: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError> {
-        let mut map = self.0.lock().map_err(|_| StorageError::Other("poisoned".into()))?;
-        let k = (namespace.to_string(), key.to_string());
-        let current = map.get(&k).map(|r| r.version);
-        let holds = match when {
-            Condition::Any => true,
-            Condition::Absent => current.is_none(),
-            Condition::Version(v) => current == Some(v),
-        };
-        if !holds {
-            return Err(StorageError::Conflict);
-        }
-        let version = current.map_or(1, |v| v + 1);
-        map.insert(k, Record { value: value.to_vec(), version });
-        Ok(version)
-    }
-
-    fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
-        let mut map = self.0.lock().map_err(|_| StorageError::Other("poisoned".into()))?;
-        let k = (namespace.to_string(), key.to_string());
-        let current = map.get(&k).map(|r| r.version);
-        match (current, when) {
-            (None, Condition::Version(_)) => Err(StorageError::Conflict),
-            (None, _) => Ok(false),
-            (Some(v), Condition::Version(w)) if v != w => Err(StorageError::Conflict),
-            (Some(_), Condition::Absent) => Err(StorageError::Conflict),
-            (Some(_), _) => Ok(map.remove(&k).is_some()),
-        }
-    }
-
-    fn list(
-        &self,
-        namespace: &str,
-        prefix: &str,
-        limit: u32,
-        reverse: bool,
-    ) -> Result<Vec<(String, Record)>, StorageError> {
-        let map = self.0.lock().map_err(|_| StorageError::Other("poisoned".into()))?;
-        let hits = map.iter().filter(|((ns, k), _)| ns == namespace && k.starts_with(prefix));
-        let hits: Vec<(String, Record)> = hits.map(|((_, k), r)| (k.clone(), r.clone())).collect();
-        let limit = limit as usize;
-        Ok(if reverse { hits.into_iter().rev().take(limit).collect() } else { hits.into_iter().take(limit).collect() })
-    }
-
-    fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
-        let mut map = self.0.lock().map_err(|_| BatchError::Failed(StorageError::Other("poisoned".into())))?;
-        let mut next = map.clone();
-        for (i, write) in writes.iter().enumerate() {
-            let (Write::Put { namespace, key, when, .. } | Write::Remove { namespace, key, when }) = write;
-            let k = (namespace.clone(), key.clone());
-            let current = next.get(&k).map(|r| r.version);
-            let holds = match when {
-                Condition::Any => true,
-                Condition::Absent => current.is_none(),
-                Condition::Version(v) => current == Some(*v),
-            };
-            if !holds {
-                return Err(BatchError::Conflict(i as u32));
-            }
-            match write {
-                Write::Put { value, .. } => {
-                    next.insert(k, Record { value: value.clone(), version: current.map_or(1, |v| v + 1) });
-                }
-                Write::Remove { .. } => {
-                    next.remove(&k);
-                }
-            }
-        }
-        *map = next;
-        Ok(())
-    }
-}
 
 fn start(storage: Arc<dyn Storage>) -> Runtime {
     let options = RuntimeOptions {

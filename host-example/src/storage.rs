@@ -4,6 +4,11 @@
 //! instances, and several processes, can share it; compare-and-swap runs
 //! inside an immediate transaction. Every failure reaches the component as a
 //! typed `storage-error`; nothing here panics on a database problem.
+//!
+//! Performance: each pooled connection keeps its prepared statements
+//! (`prepare_cached`), and reads, on their own pooled connections in WAL
+//! mode, never wait for a writer; writers meet in SQLite's busy handler,
+//! bounded by [`BUSY_TIMEOUT`].
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
@@ -122,6 +127,16 @@ pub struct SqliteStorage {
     idle: Mutex<Vec<Connection>>,
 }
 
+/// Reads a record.
+const GET: &str = "SELECT value, version FROM records WHERE namespace = ?1 AND key = ?2";
+/// Reads a record's version, inside a write transaction.
+const VERSION: &str = "SELECT version FROM records WHERE namespace = ?1 AND key = ?2";
+/// Writes a record at a version.
+const UPSERT: &str = "INSERT INTO records (namespace, key, value, version) VALUES (?1, ?2, ?3, ?4)
+     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = excluded.version";
+/// Deletes a record.
+const DELETE: &str = "DELETE FROM records WHERE namespace = ?1 AND key = ?2";
+
 fn unavailable(e: rusqlite::Error) -> StorageError {
     StorageError::Unavailable(e.to_string())
 }
@@ -147,7 +162,7 @@ fn other(e: rusqlite::Error) -> StorageError {
     }
 }
 
-fn check_key(namespace: &str, key: &str) -> Result<(), StorageError> {
+pub(crate) fn check_key(namespace: &str, key: &str) -> Result<(), StorageError> {
     if namespace.len() > MAX_KEY_BYTES || key.len() > MAX_KEY_BYTES {
         return Err(StorageError::TooLarge);
     }
@@ -355,15 +370,33 @@ impl SqliteStorage {
         result
     }
 
+    /// Runs `f` in an immediate transaction on a pooled connection.
+    fn write<T>(
+        &self,
+        f: impl FnOnce(rusqlite::Transaction<'_>) -> Result<T, StorageError>,
+    ) -> Result<T, StorageError> {
+        self.with(|conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(other)?;
+            f(tx)
+        })
+    }
+
     fn current_version(conn: &Connection, namespace: &str, key: &str) -> Result<Option<u64>, StorageError> {
-        conn.query_row(
-            "SELECT version FROM records WHERE namespace = ?1 AND key = ?2",
-            params![namespace, key],
-            |row| row.get::<_, i64>(0),
-        )
-        .optional()
-        .map(|v| v.map(|v| v as u64))
-        .map_err(other)
+        let mut stmt = conn.prepare_cached(VERSION).map_err(other)?;
+        stmt.query_row(params![namespace, key], |row| row.get::<_, i64>(0))
+            .optional()
+            .map(|v| v.map(|v| v as u64))
+            .map_err(other)
+    }
+
+    fn upsert(conn: &Connection, namespace: &str, key: &str, value: &[u8], version: u64) -> Result<(), StorageError> {
+        let mut stmt = conn.prepare_cached(UPSERT).map_err(other)?;
+        stmt.execute(params![namespace, key, value, version as i64]).map(|_| ()).map_err(other)
+    }
+
+    fn remove(conn: &Connection, namespace: &str, key: &str) -> Result<(), StorageError> {
+        let mut stmt = conn.prepare_cached(DELETE).map_err(other)?;
+        stmt.execute(params![namespace, key]).map(|_| ()).map_err(other)
     }
 
     fn holds(current: Option<u64>, when: Condition) -> bool {
@@ -379,11 +412,10 @@ impl Storage for SqliteStorage {
     fn get(&self, namespace: &str, key: &str) -> Result<Option<Record>, StorageError> {
         check_key(namespace, key)?;
         self.with(|conn| {
-            conn.query_row(
-                "SELECT value, version FROM records WHERE namespace = ?1 AND key = ?2",
-                params![namespace, key],
-                |row| Ok(Record { value: row.get(0)?, version: row.get::<_, i64>(1)? as u64 }),
-            )
+            let mut stmt = conn.prepare_cached(GET).map_err(other)?;
+            stmt.query_row(params![namespace, key], |row| {
+                Ok(Record { value: row.get(0)?, version: row.get::<_, i64>(1)? as u64 })
+            })
             .optional()
             .map_err(other)
         })
@@ -394,19 +426,13 @@ impl Storage for SqliteStorage {
         if value.len() > MAX_VALUE_BYTES {
             return Err(StorageError::TooLarge);
         }
-        self.with(|conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(other)?;
+        self.write(|tx| {
             let current = Self::current_version(&tx, namespace, key)?;
             if !Self::holds(current, when) {
                 return Err(StorageError::Conflict);
             }
             let version = current.map_or(1, |v| v + 1);
-            tx.execute(
-                "INSERT INTO records (namespace, key, value, version) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = excluded.version",
-                params![namespace, key, value, version as i64],
-            )
-            .map_err(other)?;
+            Self::upsert(&tx, namespace, key, value, version)?;
             tx.commit().map_err(other)?;
             Ok(version)
         })
@@ -414,8 +440,7 @@ impl Storage for SqliteStorage {
 
     fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
         check_key(namespace, key)?;
-        self.with(|conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(other)?;
+        self.write(|tx| {
             let current = Self::current_version(&tx, namespace, key)?;
             if !Self::holds(current, when) {
                 return Err(StorageError::Conflict);
@@ -423,8 +448,7 @@ impl Storage for SqliteStorage {
             if current.is_none() {
                 return Ok(false);
             }
-            tx.execute("DELETE FROM records WHERE namespace = ?1 AND key = ?2", params![namespace, key])
-                .map_err(other)?;
+            Self::remove(&tx, namespace, key)?;
             tx.commit().map_err(other)?;
             Ok(true)
         })
@@ -471,8 +495,7 @@ impl Storage for SqliteStorage {
         }
         // One immediate transaction: a failed condition or any error drops it
         // uncommitted, so nothing of the batch is written.
-        let outcome = self.with(|conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(other)?;
+        let outcome = self.write(|tx| {
             for (i, write) in writes.iter().enumerate() {
                 let (namespace, key) = write.namespace_and_key();
                 let current = Self::current_version(&tx, namespace, key)?;
@@ -483,19 +506,8 @@ impl Storage for SqliteStorage {
                     return Ok(Err(i as u32));
                 }
                 match write {
-                    Write::Put { value, .. } => {
-                        let version = current.map_or(1, |v| v + 1);
-                        tx.execute(
-                            "INSERT INTO records (namespace, key, value, version) VALUES (?1, ?2, ?3, ?4)
-                             ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = excluded.version",
-                            params![namespace, key, value, version as i64],
-                        )
-                        .map_err(other)?;
-                    }
-                    Write::Remove { .. } if current.is_some() => {
-                        tx.execute("DELETE FROM records WHERE namespace = ?1 AND key = ?2", params![namespace, key])
-                            .map_err(other)?;
-                    }
+                    Write::Put { value, .. } => Self::upsert(&tx, namespace, key, value, current.map_or(1, |v| v + 1))?,
+                    Write::Remove { .. } if current.is_some() => Self::remove(&tx, namespace, key)?,
                     Write::Remove { .. } => {}
                 }
             }
@@ -618,6 +630,58 @@ mod tests {
         assert!(conn.execute_batch("DROP TRIGGER boom;").is_ok());
         assert_eq!(s.commit(&batch), Ok(()));
         assert_eq!(s.list("n", "", 10, false).map(|r| r.len()), Ok(3));
+    }
+
+    #[test]
+    fn reads_see_the_last_commit_and_do_not_wait_while_another_writer_holds_its_transaction_open() {
+        let (d, s) = temp_db();
+        assert_eq!(s.set("n", "k", b"committed", Condition::Any), Ok(1));
+        let mut writer = Connection::open(d.path().join("t.db")).unwrap_or_else(|e| unreachable!("open: {e}"));
+        let tx = writer
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .unwrap_or_else(|e| unreachable!("begin: {e}"));
+        assert!(tx.execute("UPDATE records SET value = x'00', version = 2 WHERE key = 'k'", []).is_ok());
+        let started = std::time::Instant::now();
+        for _ in 0..100 {
+            assert_eq!(s.get("n", "k"), Ok(Some(Record { value: b"committed".to_vec(), version: 1 })));
+        }
+        assert_eq!(s.list("n", "", 10, false).map(|r| r.len()), Ok(1));
+        // A read that waited for the writer would have met the busy timeout.
+        assert!(started.elapsed() < BUSY_TIMEOUT, "reads waited for the open write");
+        assert!(tx.commit().is_ok());
+        assert_eq!(s.get("n", "k").map(|r| r.map(|r| r.version)), Ok(Some(2)));
+    }
+
+    #[test]
+    fn concurrent_compare_and_swap_writers_of_one_process_lose_no_update() {
+        let (_d, s) = temp_db();
+        const THREADS: usize = 8;
+        const EACH: usize = 25;
+        std::thread::scope(|scope| {
+            for _ in 0..THREADS {
+                scope.spawn(|| {
+                    for _ in 0..EACH {
+                        loop {
+                            let current = s.get("n", "counter").ok().flatten();
+                            let (n, when) = match &current {
+                                Some(r) => (
+                                    String::from_utf8_lossy(&r.value).parse::<u64>().unwrap_or(0),
+                                    Condition::Version(r.version),
+                                ),
+                                None => (0, Condition::Absent),
+                            };
+                            match s.set("n", "counter", (n + 1).to_string().as_bytes(), when) {
+                                Ok(_) => break,
+                                Err(StorageError::Conflict) => continue,
+                                Err(e) => unreachable!("set failed: {e}"),
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        let total = (THREADS * EACH) as u64;
+        assert_eq!(s.get("n", "counter"), Ok(Some(Record { value: total.to_string().into_bytes(), version: total })));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! files, the hostile guest, a captured log, and a loopback HTTP server.
 
 pub mod binary;
+pub mod corpus;
 pub mod mock_http;
 
 use std::path::PathBuf;

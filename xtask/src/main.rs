@@ -3,6 +3,9 @@
 //! - `cargo xtask demo`: install the guest target if missing, build, run `warden demo`.
 //! - `cargo xtask test`: install the guest target if missing, check formatting and
 //!   lints (host and guest), run every test.
+//! - `cargo xtask bench`: the performance figures of the README (see [`bench`]).
+
+mod bench;
 
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -22,12 +25,16 @@ fn task() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("demo") => demo(&args[1..]),
         Some("test") => test(),
+        Some("bench") => bench::bench(&args[1..]),
         Some("setup") => ensure_guest_target(),
         Some("schema") => write_schema(),
         _ => {
-            eprintln!("usage: cargo xtask <demo|test|setup>");
+            eprintln!("usage: cargo xtask <demo|test|bench|setup|schema>");
             eprintln!("  demo   build and run `warden demo`");
             eprintln!("  test   check formatting and lints, then run every test");
+            eprintln!(
+                "  bench  measure; write target/warden-bench/summary.json and summary.md (--quick, --no-toolkit)"
+            );
             eprintln!("  setup  install the {GUEST_TARGET} target if it is missing");
             eprintln!("  schema rewrite schema/warden.schema.json from the configuration types");
             std::process::exit(2);
@@ -43,6 +50,17 @@ fn root() -> PathBuf {
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root());
+    // What `cargo run` set for this process only: build scripts that watch these
+    // (`rerun-if-env-changed`) would otherwise rerun, here and in the next build from a shell.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_xtask =
+            ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_CRATE_", "CARGO_BIN_"].iter().any(|p| name.starts_with(p))
+                || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&name.as_ref());
+        if set_for_xtask {
+            cmd.env_remove(name.as_ref());
+        }
+    }
     cmd
 }
 
@@ -154,6 +172,7 @@ fn test() -> Result<()> {
     let mut tests = cargo();
     tests.args(["test", "--release", "--no-fail-fast"]);
     run("cargo test (every default member)", tests)?;
+    bench::smoke()?;
 
     // Each runtime adapter's end-to-end test installs its own runtime (pinned,
     // from the registries) under target/ and drives real turns.
