@@ -928,6 +928,9 @@ impl Parser {
 
     fn dollar(&mut self, mode: Mode, parts: &mut Vec<Part>) -> Result<(), ParseError> {
         self.pos += 1;
+        // Line continuations are removed before expansions are read:
+        // `$\<newline>HOME` is `$HOME`.
+        self.skip_continuations();
         let bare = matches!(mode, Mode::Bare | Mode::Brace);
         match self.peek() {
             Some('\'') if bare => {
@@ -962,6 +965,8 @@ impl Parser {
             Some('{') => {
                 self.pos += 1;
                 self.enter()?;
+                // `${\<newline>if}` is `${if}`.
+                self.skip_continuations();
                 let name = self.param_name(true);
                 let rest = self.parts(Mode::Brace);
                 self.leave();
@@ -979,6 +984,13 @@ impl Parser {
             _ => push_char(parts, '$', true),
         }
         Ok(())
+    }
+
+    /// Skips line continuations (a backslash before a newline) at the current position.
+    fn skip_continuations(&mut self) {
+        while self.peek() == Some('\\') && self.peek_at(1) == Some('\n') {
+            self.pos += 2;
+        }
     }
 
     fn param_name(&mut self, braced: bool) -> String {

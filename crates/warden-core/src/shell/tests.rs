@@ -267,3 +267,20 @@ mod analysis {
         assert!(a.problems.iter().any(|p| p.kind == ProblemKind::TooComplex));
     }
 }
+
+#[test]
+fn line_continuations_inside_an_expansion_are_removed_as_bash_removes_them() {
+    let same = [
+        ("echo $HOME", "echo $\\\nHOME"),
+        ("echo ${HOME}", "echo ${\\\nHOME}"),
+        ("echo ${if}", "echo ${\\\nif}"),
+        ("echo \"$HOME\"", "echo \"$\\\nHOME\""),
+        ("echo ${HOME}", "echo ${\\\n\\\nHOME}"),
+    ];
+    for (a, b) in same {
+        assert_eq!(parse(a), parse(b), "{b:?}");
+        roundtrip(b);
+    }
+    // A continuation after a `$` that starts nothing leaves the `$` literal.
+    assert_eq!(parse("echo $\\\n x"), parse("echo $ x"));
+}

@@ -646,3 +646,25 @@ fn a_seeded_mutation_search_finds_no_allowed_variant_of_a_destructive_command() 
     );
     assert!(allowed.is_empty(), "allowed variants:\n{}", allowed.join("\n---\n"));
 }
+
+const CONTINUATIONS: &[Row] = &[
+    (
+        "a line continuation after the dollar still expands the variable",
+        "x=rm; $\\\nx -rf /",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "a line continuation inside the braces still expands the variable",
+        "t=/; rm -rf ${\\\nt}",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    ("a line continuation inside a command name joins it", "r\\\nm -rf /", Decision::Deny, "exec.recursive-delete"),
+    ("a continued look-alike stays harmless", "x=ls; $\\\nx -la", Decision::Allow, "tools.allow"),
+];
+
+#[test]
+fn line_continuations_hide_nothing_from_the_gate() {
+    check_rows(CONTINUATIONS);
+}
