@@ -21,6 +21,9 @@
 
 pub mod classifier;
 pub mod detectors;
+pub mod exempt;
+pub mod labelled;
+pub mod vendors;
 pub mod verdict;
 
 use crate::config::destinations::Destination;
