@@ -534,6 +534,10 @@ fn judge_token(text: &str, start: usize, end: usize, spans: &mut Vec<Span>) {
     let Some(token) = text.get(start..end) else {
         return;
     };
+    // A subresource-integrity hash is a digest, slashes and all.
+    if is_sri_hash(token) {
+        return;
+    }
     if token.contains('/') && path_like(token) {
         let mut seg_start = start;
         for segment in token.split('/') {

@@ -259,9 +259,19 @@ fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut
     let dashes = key.bytes().take_while(|&b| b == b'-').count();
     let is_flag = dashes == 2;
     let name = key.trim_start_matches('-').trim_end_matches(['.', '-']);
+    if key == "-u" || key == "--user" {
+        user_flag(text, key_end, spans);
+        return;
+    }
     let Some(strength) = strength(name) else {
         return;
     };
+    // `.netrc` lines: `machine host login ada password …`.
+    let line_start = text.get(..key_start).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
+    let netrc = text.get(line_start..key_start).is_some_and(|l| {
+        let l = l.trim_start();
+        l.starts_with("machine ") || l.starts_with("default ")
+    });
     let mut at = key_end;
     // A quoted key (`"password": …`) closes its quote before the separator.
     let quote_before = key_start.checked_sub(1).and_then(|i| bytes.get(i)).copied();
@@ -282,11 +292,17 @@ fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut
             at += 1;
             Joint::Assign
         }
-        (Some(b'i'), Some(b's')) if spaces > 0 && bytes.get(at + 2) == Some(&b' ') => {
+        (Some(b'i'), Some(b's')) if spaces > 0 && matches!(bytes.get(at + 2), Some(b' ' | b':')) => {
             at += 2;
+            at += run(bytes, at, |b| b == b' ');
+            if bytes.get(at) == Some(&b':') {
+                at += 1;
+            }
             Joint::Prose
         }
-        _ if is_flag && spaces > 0 => Joint::Flag,
+        _ if (is_flag || netrc) && spaces > 0 => Joint::Flag,
+        // `PASSWORD 'S3cret'`, as SQL and some configuration files write it.
+        (Some(b'\'' | b'"'), _) if spaces > 0 && strength == Strength::Strong => Joint::Flag,
         _ => return,
     };
     at += run(bytes, at, |b| b == b' ' || b == b'\t');
@@ -421,7 +437,7 @@ fn is_secret_value(value: &str, strength: Strength, joint: Joint, quoted: bool) 
     if chars < min || placeholder(value) || value.contains("://") || path_like(value) {
         return false;
     }
-    if !quoted && code_like(value) {
+    if !quoted && (code_like(value) || value.starts_with(['(', '['])) {
         return false;
     }
     if joint == Joint::Prose && value.bytes().all(|b| b.is_ascii_alphabetic()) {
@@ -499,6 +515,24 @@ fn path_like(value: &str) -> bool {
 /// Words or a name made of words: letters joined by `_`, `-`, `.` or spaces, no digits or other symbols.
 fn word_like(value: &str) -> bool {
     value.bytes().all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.' | b' '))
+}
+
+/// The password of `-u user:password` and `--user user:password` (curl and kin).
+fn user_flag(text: &str, at: usize, spans: &mut Vec<Span>) {
+    let bytes = text.as_bytes();
+    let spaces = run(bytes, at, |b| b == b' ');
+    let Some((start, end, quoted)) = (spaces > 0).then(|| value_at(bytes, at + spaces, false)).flatten() else {
+        return;
+    };
+    let Some((user, password)) = text.get(start..end).and_then(|v| v.split_once(':')) else {
+        return;
+    };
+    if !user.is_empty() && is_secret_value(password, Strength::Strong, Joint::Flag, quoted) {
+        let from = start + user.len() + 1;
+        if !spans.iter().any(|s| s.start < end && from < s.end) {
+            spans.push(Span { detector: names::LABELLED_SECRET, start: from, end });
+        }
+    }
 }
 
 /// Passwords of `scheme://user:password@host` URLs.
