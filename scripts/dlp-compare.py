@@ -166,6 +166,23 @@ def positives(g, per_class):
         out.append(("labelled", f"Authorization: Basic {base64.b64encode(('deploy:' + g.password()).encode()).decode()}"))
         scheme = g.pick(["https", "postgres", "postgresql", "mysql", "mongodb+srv", "redis", "rediss", "amqps", "ftp", "sftp", "smtp", "ldap"])
         out.append(("url-credentials", f"connect with {scheme}://svc_user:{g.password().replace('@', '').replace('/', '').replace('#', '').replace('?', '')}@db-{g.s(4, HEX)}.internal:5432/app"))
+        pw = g.password()
+        form = g.pick([
+            f"machine api.internal.test login deploy password {pw}",
+            f"curl -u deploy:{pw} https://api.internal.test/v1/export",
+            f"CREATE USER report WITH PASSWORD '{pw}';",
+            f"define('DB_PASSWORD', '{pw}');",
+            f"<settings><server><id>nexus</id><password>{pw}</password></server></settings>",
+            f"Server=db01;Database=app;User Id=sa;Password={pw};",
+            f"    environment:\n      - POSTGRES_PASSWORD={pw}\n",
+            f"kind: Secret\ndata:\n  password: {base64.b64encode(pw.encode()).decode()}\n",
+            f"Your temporary password is: {pw}",
+            f"SECRET_KEY_BASE={g.s(128, HEX)}",
+            f'"api_key": "{g.s(32, HEX)}"',
+        ])
+        out.append(("labelled", form))
+        gcp = private_key(g).replace("\n", "\\n")
+        out.append(("private-key", f'{{"type": "service_account", "private_key": "{gcp}", "client_email": "ci@proj.iam.gserviceaccount.com"}}'))
         out.append(("private-key", "key for the deploy box:\n" + private_key(g)))
         out.append(("high-entropy", f"session cookie is {g.s(40)} (expires tonight)"))
         out.append(("aws-pair", f"aws_access_key_id = AKIA{g.s(16, B32)}\naws_secret_access_key = {g.s(40, B64)}"))
@@ -254,6 +271,45 @@ def negatives(g, per_class):
         u = g.s(32, HEX)
         out.append(("uuid", f"request {u[:8]}-{u[8:12]}-4{u[13:16]}-a{u[17:20]}-{u[20:]} failed with 502"))
         out.append(("public-key", f"Stripe('pk_live_{g.s(24)}')"))
+        out.append(("digest", g.pick([
+            f"{g.s(64, HEX)}  release-1.{i}.tar.gz",
+            f"256 SHA256:{g.b64(32).rstrip('=')} ada@laptop (ED25519)",
+            f"index {g.s(7, HEX)}..{g.s(7, HEX)} 100644",
+            f'checksum = "{g.s(64, HEX)}"',
+            f"pip install foo==1.0 --hash=sha256:{g.s(64, HEX)}",
+            f"trace {g.s(32, HEX)} span {g.s(16, HEX)}",
+        ])))
+        out.append(("pem-public", pem("PGP PUBLIC KEY BLOCK", g.b64(g.r.randrange(300, 700)))))
+        out.append(("pem-public", pem("PGP SIGNATURE", g.b64(g.r.randrange(200, 300)))))
+        svg = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>').decode()
+        out.append(("data-uri", f"background: url(data:image/svg+xml;base64,{svg});"))
+        out.append(("placeholder", g.pick([
+            "sk_live_****************1234",
+            "ghp_************************************",
+            "export OPENAI_API_KEY=<YOUR_API_KEY>",
+            "token: <redacted>",
+            "--password <password>",
+            "AKIA****************",
+            "Authorization: Bearer <token>",
+            "api_key = 'YOUR-API-KEY-HERE'",
+        ])))
+        out.append(("code", g.pick([
+            "password = var.db_password",
+            "password: {{ .Values.db.password }}",
+            "ansible_password: \"{{ vault_ssh_pass }}\"",
+            "String password = System.getenv(\"DB_PASSWORD\");",
+            "$password = $_POST['password'];",
+            "const password = req.body.password;",
+            "token = f\"Bearer {access_token}\"",
+            "password := os.Getenv(\"DB_PASSWORD\")",
+        ])))
+        out.append(("prose", g.pick([
+            "The API key is stored in 1Password under \"prod\".",
+            "passwords must be rotated every 90 days; tokens: see the runbook",
+            "Password reset emails go out within five minutes.",
+            "If the token is invalid the API answers 401.",
+            "secret: none of this is confidential, share freely",
+        ])))
         out.append(("identifier", g.pick(["getUserAccountSettingsForCurrentTenant2", "SplitByUtf8BoundaryIfWindows", "com.example.platform.billing.InvoiceService3Impl", "src/Components2/UserProfile/AvatarImage3.tsx"])))
     return out
 

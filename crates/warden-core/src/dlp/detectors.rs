@@ -534,8 +534,13 @@ fn judge_token(text: &str, start: usize, end: usize, spans: &mut Vec<Span>) {
     let Some(token) = text.get(start..end) else {
         return;
     };
-    // A subresource-integrity hash is a digest, slashes and all.
-    if is_sri_hash(token) {
+    // A subresource-integrity hash or a base64 digest named as one is a digest, slashes and all.
+    let unpadded = token.trim_end_matches('=').len();
+    let named_digest = HASH_B64_LENGTHS.contains(&unpadded) && {
+        let context = context_before(text, start);
+        HASH_WORDS.iter().any(|w| context.contains(w))
+    };
+    if is_sri_hash(token) || named_digest {
         return;
     }
     if token.contains('/') && path_like(token) {

@@ -273,16 +273,32 @@ fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut
         l.starts_with("machine ") || l.starts_with("default ")
     });
     let mut at = key_end;
-    // A quoted key (`"password": …`) closes its quote before the separator.
     let quote_before = key_start.checked_sub(1).and_then(|i| bytes.get(i)).copied();
+    // An XML element (`<password>S3cret</password>`): the value runs to the next tag.
+    if quote_before == Some(b'<') && bytes.get(at) == Some(&b'>') {
+        xml_element(text, at + 1, strength, spans);
+        return;
+    }
+    // A quoted key (`"password": …`) closes its quote before the separator.
+    let mut quoted_key = false;
     if let Some(q @ (b'"' | b'\'')) = quote_before
         && bytes.get(at) == Some(&q)
     {
         at += 1;
+        quoted_key = true;
     }
     let spaces = run(bytes, at, |b| b == b' ' || b == b'\t');
     at += spaces;
     let joint = match (bytes.get(at), bytes.get(at + 1)) {
+        // `define('DB_PASSWORD', 'S3cret')`: a quoted key, a comma, a quoted value.
+        (Some(b','), _) if quoted_key => {
+            at += 1;
+            at += run(bytes, at, |b| b == b' ');
+            if !matches!(bytes.get(at), Some(b'"' | b'\'')) {
+                return;
+            }
+            Joint::Assign
+        }
         (Some(b':'), Some(b'=')) | (Some(b'='), Some(b'>')) => {
             at += 2;
             Joint::Assign
@@ -330,7 +346,8 @@ fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut
         (decoded_text(value.0).unwrap_or_else(|| value.0.to_string()), false)
     };
     let strength = if basic { Strength::Strong } else { strength };
-    if is_secret_value(&judged, strength, joint, quoted) {
+    // A decoded `Basic` password is a literal, as a quoted value is.
+    if is_secret_value(&judged, strength, joint, quoted || basic) {
         let end = value_start + value.0.len();
         if !spans.iter().any(|s| s.start < end && value_start < s.end) {
             spans.push(Span { detector: names::LABELLED_SECRET, start: value_start, end });
@@ -489,7 +506,12 @@ fn code_like(value: &str) -> bool {
         return false;
     }
     let rest = body.get(ident..).unwrap_or_default();
-    if rest.starts_with(['(', '[', '<', '?', '|']) || rest.starts_with("::") || rest.starts_with("->") {
+    if rest.starts_with(['(', '[']) || rest.starts_with("::") || rest.starts_with("->") {
+        return true;
+    }
+    // Types: `Option<String>`, `String?`, `str | None`; names of types hold no digits.
+    let type_name = body.get(..ident).is_some_and(|name| !name.bytes().any(|b| b.is_ascii_digit()));
+    if type_name && rest.starts_with(['<', '?', '|']) {
         return true;
     }
     // `settings.SECRET_KEY`, `process.env.TOKEN`: member paths of letter-led names without digits.
@@ -515,6 +537,25 @@ fn path_like(value: &str) -> bool {
 /// Words or a name made of words: letters joined by `_`, `-`, `.` or spaces, no digits or other symbols.
 fn word_like(value: &str) -> bool {
     value.bytes().all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.' | b' '))
+}
+
+/// The text of an XML element named as secret, up to the next tag.
+fn xml_element(text: &str, start: usize, strength: Strength, spans: &mut Vec<Span>) {
+    let Some(rest) = text.get(start..) else {
+        return;
+    };
+    let Some(len) = rest.find('<').filter(|&l| l <= MAX_LABELLED_VALUE_BYTES) else {
+        return;
+    };
+    let value = rest.get(..len).unwrap_or_default();
+    let trimmed = value.trim();
+    let from = start + (value.len() - value.trim_start().len());
+    if !trimmed.contains('\n') && is_secret_value(trimmed, strength, Joint::Assign, true) {
+        let end = from + trimmed.len();
+        if !spans.iter().any(|s| s.start < end && from < s.end) {
+            spans.push(Span { detector: names::LABELLED_SECRET, start: from, end });
+        }
+    }
 }
 
 /// The password of `-u user:password` and `--user user:password` (curl and kin).
