@@ -404,7 +404,7 @@ fn basic_password(value: &str) -> String {
 /// The text a base64 value decodes to, when it is printable text.
 fn decoded_text(value: &str) -> Option<String> {
     if value.len() < 8
-        || value.len() % 4 != 0
+        || !value.len().is_multiple_of(4)
         || !value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
     {
         return None;
@@ -475,7 +475,7 @@ fn is_secret_value(value: &str, strength: Strength, joint: Joint, quoted: bool) 
 fn looks_random(bytes: &[u8]) -> bool {
     let classes = [u8::is_ascii_uppercase, u8::is_ascii_lowercase, u8::is_ascii_digit]
         .iter()
-        .filter(|class| bytes.iter().any(|b| class(b)))
+        .filter(|class| bytes.iter().any(class))
         .count();
     let letters_only = bytes.iter().all(u8::is_ascii_alphabetic);
     let shape = if letters_only { average_class_run(bytes) <= 2.5 && bytes.len() >= 10 } else { true };
@@ -489,7 +489,7 @@ pub fn placeholder(value: &str) -> bool {
         return true;
     }
     let first = lower.bytes().next();
-    let second = lower.bytes().nth(1);
+    let second = lower.as_bytes().get(1).copied();
     let wrapped = |open: u8, close: u8| first == Some(open) && lower.ends_with(char::from(close));
     // `$VAR`, `$env:VAR`, `%VAR%`, `<password>`, `{password}`, `[password]`.
     let variable = first == Some(b'$') && second.is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'{');

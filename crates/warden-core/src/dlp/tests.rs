@@ -712,6 +712,27 @@ const LABELLED_CASES: &[(&str, &str, Option<&str>)] = &[
     ("a private key path is a path", "private_key: ~/.ssh/id_ed25519", None),
     ("a label that only ends a longer setting is not a label", "PASSWORD_MIN_LENGTH=12", None),
     ("a token url is not a token", "token_url: https://auth.example.test/oauth/token", None),
+    ("a netrc password is a secret", "machine api.test login ada password Hunt3r2x!", Some("labelled-secret")),
+    ("a curl user flag password is a secret", "curl -u admin:S3cret!9 https://api.test", Some("labelled-secret")),
+    ("a curl user flag of variables is a placeholder", "curl -u \"$USER:$PASS\" https://api.test", None),
+    ("a sql password literal is a secret", "CREATE USER app WITH PASSWORD 'S3cret!99';", Some("labelled-secret")),
+    ("a php define of a password is a secret", "define('DB_PASSWORD', 'S3cret!99');", Some("labelled-secret")),
+    (
+        "an xml password element is a secret",
+        "<server><id>n</id><password>S3cret!99x</password></server>",
+        Some("labelled-secret"),
+    ),
+    ("an xml password element of a variable is a placeholder", "<password>${env.PASS}</password>", None),
+    ("a connection string password is a secret", "Server=db;User Id=sa;Password=MyS3cret!;", Some("labelled-secret")),
+    ("a password after is and a colon is a secret", "Your temporary password is: Xy7!pq2z", Some("labelled-secret")),
+    ("a password ending in a question mark is not a type", "POSTGRES_PASSWORD=Cobalt4056?", Some("labelled-secret")),
+    ("a nullable type is code", "token: String?", None),
+    ("a union type is code", "password: str | None", None),
+    ("a value in parentheses is prose", "API key: (see vault)", None),
+    ("a terraform reference is code", "password = var.db_password", None),
+    ("a php request field is code", "$password = $_POST['password'];", None),
+    ("a go environment read is code", "password := os.Getenv(\"DB_PASSWORD\")", None),
+    ("a formatted bearer header is a placeholder", "token = f\"Bearer {access_token}\"", None),
     (
         "a password in a postgres url is a secret",
         "postgres://app:S3cr3tPw9@db.internal:5432/app",
@@ -779,6 +800,18 @@ fn public_cases() -> Vec<(&'static str, String)> {
         ("base64 of json passes", b64(br#"{"user":"ada","roles":["admin","dev"],"exp":1900000000}"#)),
         ("a go sum line passes", format!("github.com/acme/lib v1.2.3 h1:{}", b64(&noise[..32]))),
         ("a lockfile integrity line passes", format!("integrity sha512-{}", b64(&noise[..64]))),
+        (
+            "an ssh fingerprint passes",
+            "256 SHA256:Y9x9MeQo2WUBXzTsPeKpzNP5Wu6XA/VZAq/0uX++yXE ada@laptop (ED25519)".to_string(),
+        ),
+        (
+            "an svg data uri passes by the text it decodes to",
+            format!("url(data:image/svg+xml;base64,{})", b64(b"<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>")),
+        ),
+        (
+            "a pgp signature block passes",
+            format!("-----BEGIN PGP SIGNATURE-----\n\n{}\n=AbCd\n-----END PGP SIGNATURE-----", b64(&noise)),
+        ),
         ("a recaptcha site key passes", "data-sitekey=\"6LcQ3kZ9AAAAAJ7x2Vd8Rr1mP4sT6uW8yB0nE5hL\"".to_string()),
     ]
 }

@@ -65,7 +65,7 @@ fn is_atlassian(b: u8) -> bool {
 fn random_body(body: &[u8]) -> bool {
     let classes = [u8::is_ascii_uppercase, u8::is_ascii_lowercase, u8::is_ascii_digit]
         .iter()
-        .filter(|class| body.iter().any(|b| class(b)))
+        .filter(|class| body.iter().any(class))
         .count();
     let distinct = {
         let mut seen = [false; 256];
