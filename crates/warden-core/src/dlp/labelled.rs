@@ -462,7 +462,7 @@ fn is_secret_value(value: &str, strength: Strength, joint: Joint, quoted: bool) 
     }
     let bytes = value.as_bytes();
     let random = looks_random(bytes);
-    if word_like(value) && !random {
+    if (word_like(value) || name_like(value)) && !random {
         return false;
     }
     match strength {
@@ -574,6 +574,17 @@ fn user_flag(text: &str, at: usize, spans: &mut Vec<Span>) {
             spans.push(Span { detector: names::LABELLED_SECRET, start: from, end });
         }
     }
+}
+
+/// A resource name of words and small numbers (`postgres-secret-1`, `app_tls_v2`, `aws-prod-01`).
+fn name_like(value: &str) -> bool {
+    let segments: Vec<&str> = value.split(['-', '_', '.']).collect();
+    let word = |s: &str| s.bytes().all(|b| b.is_ascii_lowercase()) || s.bytes().all(|b| b.is_ascii_uppercase());
+    let number = |s: &str| s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit());
+    let version = |s: &str| s.strip_prefix(['v', 'V']).is_some_and(|n| !n.is_empty() && number(n));
+    segments.len() >= 2
+        && segments.iter().all(|s| !s.is_empty() && (word(s) || number(s) || version(s)))
+        && segments.iter().any(|s| s.len() >= 3 && word(s))
 }
 
 /// Passwords of `scheme://user:password@host` URLs.
