@@ -513,7 +513,9 @@ fn high_entropy(text: &str, decode: bool, spans: &mut Vec<Span>) {
         let inside_public = public.iter().any(|&(s, e)| s <= at && token_end <= e);
         let public_key =
             PUBLIC_PREFIXES.iter().any(|p| bytes.get(at..).is_some_and(|rest| rest.starts_with(p.as_bytes())));
-        if !taken && !inside_public && !public_key && !super::exempt::public_token(text, at, padded_end) {
+        // Shorter tokens are never random enough to judge, so the exemptions are not looked up for them.
+        let judged = padded_end - at >= MIN_ENTROPY_TOKEN_CHARS.min(super::exempt::MIN_DECODED_TEXT_CHARS);
+        if judged && !taken && !inside_public && !public_key && !super::exempt::public_token(text, at, padded_end) {
             match text.get(at..padded_end).and_then(super::exempt::base64_text) {
                 // Base64 of text is judged by what the text holds, never by how random its encoding looks.
                 Some(decoded) => {
