@@ -622,6 +622,62 @@ fn vendor_cases() -> Vec<VendorCase> {
             AGE_SECRET_KEY,
             "AGE-SECRET-KEY-1",
         ),
+        (
+            "an aws access key id is an aws access key",
+            |f| format!("AKIA{}", f.of(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")),
+            AWS_ACCESS_KEY,
+            "ASIANFOODDELIVERYSERVICE",
+        ),
+        (
+            "a google oauth client secret is a google oauth token",
+            |f| format!("GOCSPX-{}", f.of(28, B64U)),
+            GOOGLE_OAUTH,
+            "GOCSPX-short",
+        ),
+        (
+            "a square oauth token is a square token",
+            |f| format!("sq0atp-{}", f.of(22, B64U)),
+            SQUARE_TOKEN,
+            "sq0atp-docs",
+        ),
+        (
+            "a linear oauth token is a linear key",
+            |f| format!("lin_oauth_{}", f.of(64, HEX)),
+            LINEAR_KEY,
+            "lin_oauth_docs",
+        ),
+        ("a sentry user token is a sentry token", |f| format!("sntryu_{}", f.of(64, HEX)), SENTRY_TOKEN, "sntryu_docs"),
+        (
+            "a grafana service account token is a grafana token",
+            |f| format!("glsa_{}_{}", f.of(32, ALNUM), f.of(8, HEX)),
+            GRAFANA_TOKEN,
+            "glsa_short",
+        ),
+        (
+            "a new relic key is a new relic key",
+            |f| format!("NRAK-{}", f.of(27, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")),
+            NEWRELIC_KEY,
+            "NRAK-DOCS",
+        ),
+        (
+            "a postman key is a postman key",
+            |f| format!("PMAK-{}-{}", f.of(24, HEX), f.of(34, HEX)),
+            POSTMAN_KEY,
+            "PMAK-docs",
+        ),
+        (
+            "a tailscale auth key is a tailscale key",
+            |f| format!("tskey-auth-{}", f.of(40, B64U)),
+            TAILSCALE_KEY,
+            "tskey-auth",
+        ),
+        ("a groq key is a groq key", |f| format!("gsk_{}", f.of(52, ALNUM)), GROQ_KEY, "gsk_short"),
+        ("an xai key is an xai key", |f| format!("xai-{}", f.of(80, ALNUM)), XAI_KEY, "xai-sdk"),
+        ("a replicate token is a replicate token", |f| format!("r8_{}", f.of(37, ALNUM)), REPLICATE_TOKEN, "r8_short"),
+        ("a supabase token is a supabase token", |f| format!("sbp_{}", f.of(40, HEX)), SUPABASE_TOKEN, "sbp_docs"),
+        ("a doppler token is a doppler token", |f| format!("dp.st.{}", f.of(43, B64U)), DOPPLER_TOKEN, "dp.st.dev"),
+        ("a pulumi token is a pulumi token", |f| format!("pul-{}", f.of(40, HEX)), PULUMI_TOKEN, "pul-docs"),
+        ("a fly token is a fly token", |f| format!("fo1_{}", f.of(43, B64U)), FLY_TOKEN, "fo1_short"),
     ]
 }
 
