@@ -645,6 +645,15 @@ const HASH_HEX_LENGTHS: &[usize] = &[32, 40, 56, 64, 96, 128];
 /// The same digests in base64 without padding (SHA-224 is 38).
 const HASH_B64_LENGTHS: &[usize] = &[22, 27, 38, 43, 64, 86];
 
+/// Whether `word` occurs in `context` as a credential word: `author` and
+/// `authored` (git output) hold `auth` but name no credential; `authorization` does.
+fn names_credential(context: &str, word: &str) -> bool {
+    context.match_indices(word).any(|(i, _)| {
+        let after = context.get(i + word.len()..).unwrap_or_default();
+        !(word == "auth" && after.starts_with("or") && !after.starts_with("ori"))
+    })
+}
+
 fn context_before(text: &str, start: usize) -> String {
     let mut from = start.saturating_sub(CONTEXT_BYTES);
     while !text.is_char_boundary(from) {
@@ -712,7 +721,7 @@ fn is_random(text: &str, start: usize, end: usize) -> bool {
     let named_hash = hex
         && (HASH_HEX_LENGTHS.contains(&bytes.len()) && HASH_WORDS.iter().any(|w| context.contains(w))
             || (7..=40).contains(&bytes.len()) && REPO_PATHS.iter().any(|p| context.ends_with(p)));
-    let secret_word = SECRET_WORDS.iter().any(|w| context.contains(w));
+    let secret_word = SECRET_WORDS.iter().any(|w| names_credential(&context, w));
     secret_word
         && !named_hash
         && digit

@@ -331,6 +331,15 @@ fn rules_without_a_classifier_are_refused_at_configure() {
 }
 
 #[test]
+fn author_names_no_credential_but_authorization_does() {
+    let hex = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b";
+    assert!(detectors::scan(&format!("author ada {hex}")).is_empty());
+    assert!(detectors::scan(&format!("authored by ada {hex}")).is_empty());
+    assert_eq!(detectors::scan(&format!("authorization {hex}")).first().map(|h| h.detector), Some("high-entropy"));
+    assert_eq!(detectors::scan(&format!("auth {hex}")).first().map(|h| h.detector), Some("high-entropy"));
+}
+
+#[test]
 fn context_thresholds_hold_at_their_bounds() {
     use detectors::{CONTEXT_BYTES, MIN_CONTEXT_TOKEN_CHARS, scan};
     let hex = "9f86d081884c7d659a2feaa0c55ad015";
@@ -883,6 +892,7 @@ fn public_cases() -> Vec<(&'static str, String)> {
             "a pgp signature block passes",
             format!("-----BEGIN PGP SIGNATURE-----\n\n{}\n=AbCd\n-----END PGP SIGNATURE-----", b64(&noise)),
         ),
+        ("a commit after an author name passes", "author ada 1d7381066242e2f529d89c6ced4d60bd4357431e".to_string()),
         ("a recaptcha site key passes", "data-sitekey=\"6LcQ3kZ9AAAAAJ7x2Vd8Rr1mP4sT6uW8yB0nE5hL\"".to_string()),
     ]
 }
