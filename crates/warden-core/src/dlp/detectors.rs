@@ -2,12 +2,14 @@
 //!
 //! Each detector recognises one credential format by its structure (a fixed
 //! prefix, an alphabet, a length, a decodable header), so a hit is evidence of
-//! a real secret rather than a guess. The generic high-entropy detector covers
-//! tokens without a known prefix; it is the only one that looks at context, and
-//! the exemptions (UUIDs, hashes named as such, commit IDs in repository URLs,
-//! placeholders) apply to it and, for placeholders, to the matched span of the
-//! prefixed formats. No exemption can be earned by text placed around a
-//! prefixed secret: `sha256: ghp_…` is still a GitHub token.
+//! a real secret rather than a guess. Vendor formats are rows of
+//! [`super::vendors`]; values named by a label and passwords in URLs are
+//! [`super::labelled`]. The generic high-entropy detector covers tokens without
+//! a known prefix; the exemptions (UUIDs, hashes named as such, commit IDs in
+//! repository URLs, public material of [`super::exempt`], placeholders) apply
+//! to it and, for placeholders, to the matched span of the prefixed formats. No
+//! exemption can be earned by text placed around a prefixed secret:
+//! `sha256: ghp_…` is still a GitHub token.
 //!
 //! A hit names the detector and where it starts, never the matched text, so a
 //! verdict, a log line or a counter cannot carry the secret onwards.
