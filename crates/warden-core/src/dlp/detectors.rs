@@ -2,12 +2,14 @@
 //!
 //! Each detector recognises one credential format by its structure (a fixed
 //! prefix, an alphabet, a length, a decodable header), so a hit is evidence of
-//! a real secret rather than a guess. The generic high-entropy detector covers
-//! tokens without a known prefix; it is the only one that looks at context, and
-//! the exemptions (UUIDs, hashes named as such, commit IDs in repository URLs,
-//! placeholders) apply to it and, for placeholders, to the matched span of the
-//! prefixed formats. No exemption can be earned by text placed around a
-//! prefixed secret: `sha256: ghp_…` is still a GitHub token.
+//! a real secret rather than a guess. Vendor formats are rows of
+//! [`super::vendors`]; values named by a label and passwords in URLs are
+//! [`super::labelled`]. The generic high-entropy detector covers tokens without
+//! a known prefix; the exemptions (UUIDs, hashes named as such, commit IDs in
+//! repository URLs, public material of [`super::exempt`], placeholders) apply
+//! to it and, for placeholders, to the matched span of the prefixed formats. No
+//! exemption can be earned by text placed around a prefixed secret:
+//! `sha256: ghp_…` is still a GitHub token.
 //!
 //! A hit names the detector and where it starts, never the matched text, so a
 //! verdict, a log line or a counter cannot carry the secret onwards.
@@ -49,26 +51,106 @@ pub const MAX_PRIVATE_KEY_BLOCK_BYTES: usize = 16 * 1024;
 pub mod names {
     pub const PRIVATE_KEY: &str = "private-key";
     pub const AWS_ACCESS_KEY: &str = "aws-access-key";
+    pub const AWS_SECRET_KEY: &str = "aws-secret-key";
     pub const GITHUB_TOKEN: &str = "github-token";
+    pub const GITLAB_TOKEN: &str = "gitlab-token";
+    pub const HUGGINGFACE_TOKEN: &str = "huggingface-token";
     pub const SLACK_TOKEN: &str = "slack-token";
     pub const SLACK_WEBHOOK: &str = "slack-webhook";
     pub const OPENAI_KEY: &str = "openai-key";
+    pub const ANTHROPIC_KEY: &str = "anthropic-key";
     pub const STRIPE_KEY: &str = "stripe-key";
+    pub const SENDGRID_KEY: &str = "sendgrid-key";
+    pub const TWILIO_KEY: &str = "twilio-key";
+    pub const AZURE_STORAGE_KEY: &str = "azure-storage-key";
+    pub const AZURE_SAS: &str = "azure-sas";
+    pub const PYPI_TOKEN: &str = "pypi-token";
+    pub const DOCKERHUB_TOKEN: &str = "dockerhub-token";
+    pub const SHOPIFY_TOKEN: &str = "shopify-token";
     pub const GOOGLE_API_KEY: &str = "google-api-key";
+    pub const GOOGLE_OAUTH: &str = "google-oauth";
+    pub const NPM_TOKEN: &str = "npm-token";
+    pub const DIGITALOCEAN_TOKEN: &str = "digitalocean-token";
+    pub const DATABRICKS_TOKEN: &str = "databricks-token";
+    pub const MAILGUN_KEY: &str = "mailgun-key";
+    pub const MAILCHIMP_KEY: &str = "mailchimp-key";
+    pub const SQUARE_TOKEN: &str = "square-token";
+    pub const HEROKU_KEY: &str = "heroku-key";
+    pub const ATLASSIAN_TOKEN: &str = "atlassian-token";
+    pub const LINEAR_KEY: &str = "linear-key";
+    pub const NOTION_TOKEN: &str = "notion-token";
+    pub const DISCORD_TOKEN: &str = "discord-token";
+    pub const TELEGRAM_TOKEN: &str = "telegram-token";
+    pub const SENTRY_TOKEN: &str = "sentry-token";
+    pub const GRAFANA_TOKEN: &str = "grafana-token";
+    pub const VAULT_TOKEN: &str = "vault-token";
+    pub const NEWRELIC_KEY: &str = "newrelic-key";
+    pub const POSTMAN_KEY: &str = "postman-key";
+    pub const AGE_SECRET_KEY: &str = "age-secret-key";
+    pub const TAILSCALE_KEY: &str = "tailscale-key";
+    pub const GROQ_KEY: &str = "groq-key";
+    pub const XAI_KEY: &str = "xai-key";
+    pub const REPLICATE_TOKEN: &str = "replicate-token";
+    pub const SUPABASE_TOKEN: &str = "supabase-token";
+    pub const DOPPLER_TOKEN: &str = "doppler-token";
+    pub const PULUMI_TOKEN: &str = "pulumi-token";
+    pub const FLY_TOKEN: &str = "fly-token";
     pub const JWT: &str = "jwt";
+    pub const URL_CREDENTIALS: &str = "url-credentials";
+    pub const LABELLED_SECRET: &str = "labelled-secret";
     pub const HIGH_ENTROPY: &str = "high-entropy";
 
-    /// Every detector, in the order they are tried.
+    /// Every detector.
     pub const ALL: &[&str] = &[
         PRIVATE_KEY,
         AWS_ACCESS_KEY,
+        AWS_SECRET_KEY,
         GITHUB_TOKEN,
+        GITLAB_TOKEN,
+        HUGGINGFACE_TOKEN,
         SLACK_TOKEN,
         SLACK_WEBHOOK,
         OPENAI_KEY,
+        ANTHROPIC_KEY,
         STRIPE_KEY,
+        SENDGRID_KEY,
+        TWILIO_KEY,
+        AZURE_STORAGE_KEY,
+        AZURE_SAS,
+        PYPI_TOKEN,
+        DOCKERHUB_TOKEN,
+        SHOPIFY_TOKEN,
         GOOGLE_API_KEY,
+        GOOGLE_OAUTH,
+        NPM_TOKEN,
+        DIGITALOCEAN_TOKEN,
+        DATABRICKS_TOKEN,
+        MAILGUN_KEY,
+        MAILCHIMP_KEY,
+        SQUARE_TOKEN,
+        HEROKU_KEY,
+        ATLASSIAN_TOKEN,
+        LINEAR_KEY,
+        NOTION_TOKEN,
+        DISCORD_TOKEN,
+        TELEGRAM_TOKEN,
+        SENTRY_TOKEN,
+        GRAFANA_TOKEN,
+        VAULT_TOKEN,
+        NEWRELIC_KEY,
+        POSTMAN_KEY,
+        AGE_SECRET_KEY,
+        TAILSCALE_KEY,
+        GROQ_KEY,
+        XAI_KEY,
+        REPLICATE_TOKEN,
+        SUPABASE_TOKEN,
+        DOPPLER_TOKEN,
+        PULUMI_TOKEN,
+        FLY_TOKEN,
         JWT,
+        URL_CREDENTIALS,
+        LABELLED_SECRET,
         HIGH_ENTROPY,
     ];
 }
@@ -84,26 +166,35 @@ pub struct Hit {
 
 /// A hit by byte span, before it is turned into a character offset.
 #[derive(Debug, Clone, Copy)]
-struct Span {
-    detector: &'static str,
-    start: usize,
-    end: usize,
+pub(super) struct Span {
+    pub(super) detector: &'static str,
+    pub(super) start: usize,
+    pub(super) end: usize,
 }
 
 /// Every secret in `text`, ordered by position, at most [`MAX_HITS`].
 pub fn scan(text: &str) -> Vec<Hit> {
+    let spans = spans_of(text, true);
+    char_offsets(text, &spans)
+}
+
+/// Spans of every detector, one a secret. `decode` also judges base64 that
+/// decodes to text by what the text holds (once: the decoded text is not
+/// decoded again).
+pub(super) fn spans_of(text: &str, decode: bool) -> Vec<Span> {
     let bytes = text.as_bytes();
     let mut spans: Vec<Span> = Vec::new();
     private_keys(text, &mut spans);
     aws_access_keys(bytes, &mut spans);
-    github_tokens(bytes, &mut spans);
+    super::vendors::scan(bytes, &mut spans);
     slack_tokens(bytes, &mut spans);
     slack_webhooks(bytes, &mut spans);
     openai_keys(bytes, &mut spans);
-    stripe_keys(bytes, &mut spans);
-    google_api_keys(bytes, &mut spans);
     jwts(bytes, &mut spans);
-    high_entropy(text, &mut spans);
+    aws_secret_keys(text, &mut spans);
+    super::labelled::url_credentials(text, &mut spans);
+    super::labelled::labelled(text, &mut spans);
+    high_entropy(text, decode, &mut spans);
     spans.sort_by_key(|s| (s.start, s.end));
     // One secret, one hit: a span inside an earlier one adds nothing.
     let mut kept: Vec<Span> = Vec::new();
@@ -116,7 +207,7 @@ pub fn scan(text: &str) -> Vec<Hit> {
             break;
         }
     }
-    char_offsets(text, &kept)
+    kept
 }
 
 fn char_offsets(text: &str, spans: &[Span]) -> Vec<Hit> {
@@ -131,7 +222,7 @@ fn char_offsets(text: &str, spans: &[Span]) -> Vec<Hit> {
     out
 }
 
-fn is_alnum(b: u8) -> bool {
+pub(super) fn is_alnum(b: u8) -> bool {
     b.is_ascii_alphanumeric()
 }
 
@@ -139,22 +230,22 @@ fn is_b32(b: u8) -> bool {
     b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b)
 }
 
-fn is_url_b64(b: u8) -> bool {
+pub(super) fn is_url_b64(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
 }
 
 /// Whether the byte before `at` would make `at` the middle of a word.
-fn glued(bytes: &[u8], at: usize, part_of_word: fn(u8) -> bool) -> bool {
+pub(super) fn glued(bytes: &[u8], at: usize, part_of_word: fn(u8) -> bool) -> bool {
     at.checked_sub(1).and_then(|i| bytes.get(i)).is_some_and(|&b| part_of_word(b))
 }
 
 /// Length of the run of `class` bytes starting at `at`.
-fn run(bytes: &[u8], at: usize, class: fn(u8) -> bool) -> usize {
+pub(super) fn run(bytes: &[u8], at: usize, class: fn(u8) -> bool) -> usize {
     bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
 }
 
 /// Byte positions where `prefix` starts.
-fn starts<'a>(bytes: &'a [u8], prefix: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+pub(super) fn starts<'a>(bytes: &'a [u8], prefix: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
     let last = bytes.len().saturating_sub(prefix.len());
     (0..=last).filter(move |&i| bytes.get(i..i + prefix.len()) == Some(prefix))
 }
@@ -165,7 +256,7 @@ fn placeholder(span: &[u8]) -> bool {
     WORDS.iter().any(|w| span.windows(w.len()).any(|win| win == *w))
 }
 
-fn push(spans: &mut Vec<Span>, bytes: &[u8], detector: &'static str, start: usize, end: usize) {
+pub(super) fn push(spans: &mut Vec<Span>, bytes: &[u8], detector: &'static str, start: usize, end: usize) {
     if let Some(span) = bytes.get(start..end)
         && !placeholder(span)
     {
@@ -233,24 +324,6 @@ fn aws_access_keys(bytes: &[u8], spans: &mut Vec<Span>) {
     }
 }
 
-/// GitHub tokens: `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and fine-grained `github_pat_`.
-fn github_tokens(bytes: &[u8], spans: &mut Vec<Span>) {
-    for prefix in [&b"ghp_"[..], b"gho_", b"ghu_", b"ghs_", b"ghr_"] {
-        for start in starts(bytes, prefix) {
-            let len = run(bytes, start + 4, is_alnum);
-            if !glued(bytes, start, is_alnum) && len >= 36 {
-                push(spans, bytes, names::GITHUB_TOKEN, start, start + 4 + len);
-            }
-        }
-    }
-    for start in starts(bytes, b"github_pat_") {
-        let len = run(bytes, start + 11, |b| is_alnum(b) || b == b'_');
-        if !glued(bytes, start, is_alnum) && len >= 82 {
-            push(spans, bytes, names::GITHUB_TOKEN, start, start + 11 + len);
-        }
-    }
-}
-
 /// Slack tokens: `xoxb-`, `xoxp-`, `xoxa-` and kin, then numeric team and user parts.
 fn slack_tokens(bytes: &[u8], spans: &mut Vec<Span>) {
     for prefix in [&b"xoxb-"[..], b"xoxp-", b"xoxa-", b"xoxr-", b"xoxs-"] {
@@ -291,10 +364,11 @@ fn slack_webhooks(bytes: &[u8], spans: &mut Vec<Span>) {
     }
 }
 
-/// OpenAI-style `sk-` keys (also `sk-proj-`, `sk-ant-`): long, with upper case, lower case and digits.
+/// OpenAI `sk-` keys (legacy, `sk-proj-`, `sk-svcacct-`, `sk-admin-`; Anthropic's `sk-ant-` are theirs): long, with upper case, lower case and digits.
 fn openai_keys(bytes: &[u8], spans: &mut Vec<Span>) {
     for start in starts(bytes, b"sk-") {
-        if glued(bytes, start, |b| is_alnum(b) || b == b'-' || b == b'_') {
+        let anthropic = bytes.get(start..).is_some_and(|rest| rest.starts_with(b"sk-ant-"));
+        if anthropic || glued(bytes, start, |b| is_alnum(b) || b == b'-' || b == b'_') {
             continue;
         }
         let len = run(bytes, start + 3, is_url_b64);
@@ -306,27 +380,6 @@ fn openai_keys(bytes: &[u8], spans: &mut Vec<Span>) {
             && body.iter().any(u8::is_ascii_digit);
         if len >= 20 && mixed {
             push(spans, bytes, names::OPENAI_KEY, start, start + 3 + len);
-        }
-    }
-}
-
-/// Stripe secret, restricted and webhook-signing keys. Publishable `pk_` keys are public.
-fn stripe_keys(bytes: &[u8], spans: &mut Vec<Span>) {
-    for prefix in [&b"sk_live_"[..], b"sk_test_", b"rk_live_", b"rk_test_", b"whsec_"] {
-        for start in starts(bytes, prefix) {
-            let len = run(bytes, start + prefix.len(), is_alnum);
-            if !glued(bytes, start, is_alnum) && len >= 16 {
-                push(spans, bytes, names::STRIPE_KEY, start, start + prefix.len() + len);
-            }
-        }
-    }
-}
-
-/// Google API keys: `AIza` and 35 URL-safe base64 characters.
-fn google_api_keys(bytes: &[u8], spans: &mut Vec<Span>) {
-    for start in starts(bytes, b"AIza") {
-        if !glued(bytes, start, is_url_b64) && run(bytes, start + 4, is_url_b64) >= 35 {
-            push(spans, bytes, names::GOOGLE_API_KEY, start, start + 39);
         }
     }
 }
@@ -371,6 +424,43 @@ fn decode_json_object(segment: &[u8]) -> Option<serde_json::Map<String, serde_js
     }
 }
 
+/// Longest distance between an AWS access key ID and its secret access key, in bytes.
+pub const AWS_PAIR_BYTES: usize = 256;
+
+/// AWS secret access keys: 40 base64 characters near an access key ID, or
+/// named by `aws` and `secret` just before them.
+fn aws_secret_keys(text: &str, spans: &mut Vec<Span>) {
+    let bytes = text.as_bytes();
+    let is_b64 = |b: u8| is_alnum(b) || b == b'+' || b == b'/';
+    let ids: Vec<usize> = spans.iter().filter(|s| s.detector == names::AWS_ACCESS_KEY).map(|s| s.start).collect();
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = run(bytes, at, is_b64);
+        if len == 0 {
+            at += 1;
+            continue;
+        }
+        let end = at + len;
+        let token = bytes.get(at..end).unwrap_or_default();
+        let shaped = len == 40
+            && token.iter().any(u8::is_ascii_uppercase)
+            && token.iter().any(u8::is_ascii_lowercase)
+            && entropy(token) >= MIN_ENTROPY_BITS
+            && !placeholder(token);
+        if shaped {
+            let near_id = ids.iter().any(|&id| id.abs_diff(at) <= AWS_PAIR_BYTES);
+            let context = context_before(text, at);
+            let named = context.contains("aws") && context.contains("secret")
+                || context.contains("secret_access_key")
+                || context.contains("secretaccesskey");
+            if near_id || named {
+                spans.push(Span { detector: names::AWS_SECRET_KEY, start: at, end });
+            }
+        }
+        at = end;
+    }
+}
+
 fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
 }
@@ -407,7 +497,7 @@ fn public_blocks(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// Random-looking tokens without a known prefix.
-fn high_entropy(text: &str, spans: &mut Vec<Span>) {
+fn high_entropy(text: &str, decode: bool, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
     let public = public_blocks(text);
     let mut at = 0;
@@ -425,8 +515,18 @@ fn high_entropy(text: &str, spans: &mut Vec<Span>) {
         let inside_public = public.iter().any(|&(s, e)| s <= at && token_end <= e);
         let public_key =
             PUBLIC_PREFIXES.iter().any(|p| bytes.get(at..).is_some_and(|rest| rest.starts_with(p.as_bytes())));
-        if !taken && !inside_public && !public_key {
-            judge_token(text, at, padded_end, spans);
+        // Shorter tokens are never random enough to judge, so the exemptions are not looked up for them.
+        let judged = padded_end - at >= MIN_ENTROPY_TOKEN_CHARS.min(super::exempt::MIN_DECODED_TEXT_CHARS);
+        if judged && !taken && !inside_public && !public_key && !super::exempt::public_token(text, at, padded_end) {
+            match text.get(at..padded_end).and_then(super::exempt::base64_text) {
+                // Base64 of text is judged by what the text holds, never by how random its encoding looks.
+                Some(decoded) => {
+                    if decode && let Some(inner) = spans_of(&decoded, false).first() {
+                        spans.push(Span { detector: inner.detector, start: at, end: padded_end });
+                    }
+                }
+                None => judge_token(text, at, padded_end, spans),
+            }
         }
         at = padded_end.max(token_end + 1);
     }
@@ -438,6 +538,15 @@ fn judge_token(text: &str, start: usize, end: usize, spans: &mut Vec<Span>) {
     let Some(token) = text.get(start..end) else {
         return;
     };
+    // A subresource-integrity hash or a base64 digest named as one is a digest, slashes and all.
+    let unpadded = token.trim_end_matches('=').len();
+    let named_digest = HASH_B64_LENGTHS.contains(&unpadded) && {
+        let context = context_before(text, start);
+        HASH_WORDS.iter().any(|w| context.contains(w))
+    };
+    if is_sri_hash(token) || named_digest {
+        return;
+    }
     if token.contains('/') && path_like(token) {
         let mut seg_start = start;
         for segment in token.split('/') {
@@ -527,6 +636,8 @@ const HASH_WORDS: &[&str] = &[
     "blake",
     "crc",
     "oid",
+    "h1:",
+    "integrity",
 ];
 
 const REPO_PATHS: &[&str] = &["/commit/", "/commits/", "/tree/", "/blob/", "/compare/", "/-/commit/"];
@@ -535,6 +646,15 @@ const REPO_PATHS: &[&str] = &["/commit/", "/commits/", "/tree/", "/blob/", "/com
 const HASH_HEX_LENGTHS: &[usize] = &[32, 40, 56, 64, 96, 128];
 /// The same digests in base64 without padding (SHA-224 is 38).
 const HASH_B64_LENGTHS: &[usize] = &[22, 27, 38, 43, 64, 86];
+
+/// Whether `word` occurs in `context` as a credential word: `author` and
+/// `authored` (git output) hold `auth` but name no credential; `authorization` does.
+fn names_credential(context: &str, word: &str) -> bool {
+    context.match_indices(word).any(|(i, _)| {
+        let after = context.get(i + word.len()..).unwrap_or_default();
+        !(word == "auth" && after.starts_with("or") && !after.starts_with("ori"))
+    })
+}
 
 fn context_before(text: &str, start: usize) -> String {
     let mut from = start.saturating_sub(CONTEXT_BYTES);
@@ -559,7 +679,7 @@ fn is_sri_hash(token: &str) -> bool {
 
 /// Share of a token's characters that sit in runs of three or more lower-case
 /// letters: the words of identifiers such as `SplitByUtf8Boundary`.
-fn word_fraction(token: &[u8]) -> f64 {
+pub(super) fn word_fraction(token: &[u8]) -> f64 {
     let mut in_words = 0usize;
     let mut at = 0;
     while at < token.len() {
@@ -573,7 +693,7 @@ fn word_fraction(token: &[u8]) -> f64 {
 }
 
 /// Average length of runs of one character class.
-fn average_class_run(token: &[u8]) -> f64 {
+pub(super) fn average_class_run(token: &[u8]) -> f64 {
     let runs = class_switches(token) + 1;
     token.len() as f64 / runs as f64
 }
@@ -603,7 +723,7 @@ fn is_random(text: &str, start: usize, end: usize) -> bool {
     let named_hash = hex
         && (HASH_HEX_LENGTHS.contains(&bytes.len()) && HASH_WORDS.iter().any(|w| context.contains(w))
             || (7..=40).contains(&bytes.len()) && REPO_PATHS.iter().any(|p| context.ends_with(p)));
-    let secret_word = SECRET_WORDS.iter().any(|w| context.contains(w));
+    let secret_word = SECRET_WORDS.iter().any(|w| names_credential(&context, w));
     secret_word
         && !named_hash
         && digit

@@ -25,8 +25,11 @@
 
 pub mod classifier;
 pub mod detectors;
+pub mod exempt;
+pub mod labelled;
 pub mod listed;
 pub mod pii;
+pub mod vendors;
 pub mod verdict;
 
 use crate::config::destinations::Destination;
