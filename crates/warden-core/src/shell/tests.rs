@@ -284,3 +284,12 @@ fn line_continuations_inside_an_expansion_are_removed_as_bash_removes_them() {
     // A continuation after a `$` that starts nothing leaves the `$` literal.
     assert_eq!(parse("echo $\\\n x"), parse("echo $ x"));
 }
+
+#[test]
+fn odd_parameter_expansions_print_back_to_the_same_tree() {
+    for text in ["echo ${2>&1}", "echo ${\\\nif}", "echo ${2x}", "echo ${1<a}", "echo ${#}", "echo ${x>y}"] {
+        if parse(text).is_ok() {
+            roundtrip(text);
+        }
+    }
+}
