@@ -32,6 +32,83 @@ const GOOGLE: &[&str] = &["*.googleapis.com", "*.google.com", "gcr.io", "*.gcr.i
 const AZURE: &[&str] = &["*.azure.com", "*.microsoft.com", "*.windows.net", "*.azure.net", "*.azurecr.io"];
 const AWS: &[&str] = &["*.amazonaws.com", "*.aws.amazon.com"];
 const HEROKU: &[&str] = &["*.heroku.com"];
+const HUGGING_FACE: &[&str] = &["huggingface.co", "*.huggingface.co"];
+
+/// Vendors whose credentials agents keep in well-known environment variables:
+/// the name's prefix and the hosts the credential is meant for. A variable
+/// named like a secret with one of these prefixes (`GITHUB_TOKEN`,
+/// `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY`) that the script does not set
+/// holds that vendor's credential; sent to any other host it leaks.
+/// Secret-named variables of no listed vendor (`API_TOKEN`) may be meant for
+/// any host and are not judged.
+pub const VENDOR_VARIABLES: &[(&str, &[&str])] = &[
+    ("AWS_", AWS),
+    ("GITHUB_", GITHUB),
+    ("GH_", GITHUB),
+    ("GITLAB_", &["gitlab.com", "*.gitlab.com"]),
+    ("GOOGLE_", GOOGLE),
+    ("GCP_", GOOGLE),
+    ("GCLOUD_", GOOGLE),
+    ("GEMINI_", GOOGLE),
+    ("AZURE_", AZURE),
+    ("OPENAI_", &["api.openai.com", "*.openai.com", "*.openai.azure.com"]),
+    ("ANTHROPIC_", &["api.anthropic.com", "*.anthropic.com"]),
+    ("HF_", HUGGING_FACE),
+    ("HUGGINGFACE_", HUGGING_FACE),
+    ("HUGGING_FACE_", HUGGING_FACE),
+    ("SLACK_", &["slack.com", "*.slack.com"]),
+    ("STRIPE_", &["*.stripe.com"]),
+    ("NPM_", &["*.npmjs.org", "*.npmjs.com"]),
+    ("PYPI_", &["*.pypi.org", "pypi.org"]),
+    ("HEROKU_", HEROKU),
+    ("DIGITALOCEAN_", &["*.digitalocean.com"]),
+    ("CLOUDFLARE_", &["*.cloudflare.com"]),
+    ("SENDGRID_", &["*.sendgrid.com"]),
+    ("TWILIO_", &["*.twilio.com"]),
+    ("DOCKER_", &["*.docker.io", "*.docker.com"]),
+    ("VERCEL_", &["*.vercel.com"]),
+    ("NETLIFY_", &["*.netlify.com"]),
+];
+
+/// Most variable references looked at in one word.
+pub const MAX_VARIABLE_REFERENCES: usize = 16;
+
+/// Credentials of a listed vendor that the word `raw` (as printed) expands
+/// from the environment: `"token=$GITHUB_TOKEN"`, `${AWS_SECRET_ACCESS_KEY:-}`.
+/// References inside single quotes or after a backslash are text.
+pub fn vendor_variables(raw: &str) -> Vec<SecretOutput> {
+    let chars: Vec<char> = raw.chars().collect();
+    let (mut out, mut seen) = (Vec::new(), 0usize);
+    let (mut i, mut single, mut double) = (0usize, false, false);
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        match c {
+            '\\' if !single => i += 1,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '$' if !single => {
+                let start = if chars.get(i) == Some(&'{') { i + 1 } else { i };
+                let name: String =
+                    chars.iter().skip(start).take_while(|c| c.is_ascii_alphanumeric() || **c == '_').collect();
+                if name.is_empty() {
+                    continue;
+                }
+                seen += 1;
+                if seen > MAX_VARIABLE_REFERENCES {
+                    break;
+                }
+                let upper = name.to_ascii_uppercase();
+                if let Some((_, hosts)) = VENDOR_VARIABLES.iter().find(|(p, _)| upper.starts_with(p))
+                    && secret_name(&name)
+                {
+                    out.push(SecretOutput { what: format!("the variable `{name}`"), hosts });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
 
 /// A secret export: the program, words that must follow it in this order
 /// (other words may come between), options of which one must be present

@@ -286,15 +286,34 @@ fn secret_source(places: &Places<'_>, analysis: &Analysis, inv: &Invocation) -> 
                     .find_map(|i| i.secret_output.as_ref().and_then(printed).or_else(|| reads_secret(i)))
             })
     };
+    // A vendor's credential expanded from the environment into the words of a
+    // program: the sender's own arguments, or what a program piped into it prints.
+    // With no known host and a destination only known at run time
+    // (`"$GITHUB_API_URL/repos"`), where the credential goes cannot be told.
+    let unknown_destination = hosts.is_empty()
+        && inv.argv.iter().skip(1).any(|a| a.text.is_none() && secrets::vendor_variables(&a.raw).is_empty());
+    let variables = |i: &Invocation| {
+        if unknown_destination {
+            return None;
+        }
+        i.argv
+            .iter()
+            .chain(i.redirects.iter().map(|r| &r.target))
+            .filter(|a| a.text.is_none())
+            .flat_map(|a| secrets::vendor_variables(&a.raw))
+            .find_map(|s| printed(&s))
+    };
     let upstream = || {
         analysis.invocations.iter().filter(|other| analysis.upstream(other, inv)).find_map(|other| {
             reads_secret(other)
                 .or_else(|| other.secret_output.as_ref().and_then(printed))
+                .or_else(|| variables(other))
                 .or_else(|| other.secret_input.then(|| "data from a protected file or a secret".to_string()))
         })
     };
     reads_secret(inv)
         .or_else(|| inv.secret_output.as_ref().and_then(printed))
+        .or_else(|| variables(inv))
         .or_else(substituted)
         .or_else(upstream)
         .or_else(|| inv.secret_input.then(|| "data from a protected file or a secret".to_string()))
