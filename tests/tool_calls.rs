@@ -605,7 +605,10 @@ fn validate_refuses_a_glob_past_each_cap_naming_the_field() {
 /// command, both directions, through the component: (command, decision, rule).
 const INTERPRETER_CASES: &[(&str, &str, &str)] = &[
     ("python3 -c \"import os; os.system('rm -rf /')\"", "deny", "exec.recursive-delete"),
-    ("python3 -c \"import subprocess as sp; sp.run(['rm', '-rf', '~'])\"", "deny", "exec.recursive-delete"),
+    ("python3 -c \"import subprocess as sp; sp.run(['rm', '-rf', '/'])\"", "deny", "exec.recursive-delete"),
+    // A list runs no shell: `~` is a directory of that name, as in `rm -rf '~'`.
+    ("python3 -c \"import subprocess as sp; sp.run(['rm', '-rf', '~'])\"", "allow", "tools.allow"),
+    ("python3 -c \"import os; os.system('rm -rf ~')\"", "deny", "exec.recursive-delete"),
     ("echo \"import os; os.system('rm -rf /')\" | python3", "deny", "exec.recursive-delete"),
     ("python3 - <<'EOF'\nimport shutil\nshutil.rmtree('/')\nEOF", "deny", "exec.recursive-delete"),
     (

@@ -263,13 +263,35 @@ fn firewall(inv: &Invocation, out: &mut Vec<Finding>) {
     }
 }
 
+/// Programs that read a directory they are given whole: archivers and
+/// synchronizers always, the others with a recursive option.
+const WHOLE_DIRECTORY_READERS: &[&str] = &["tar", "bsdtar", "zip", "7z", "7za", "rsync", "rclone"];
+const RECURSIVE_READERS: &[&str] = &["scp", "cp", "grep", "rg", "egrep", "fgrep", "sftp", "gsutil", "aws", "az"];
+
+/// Whether `inv` reads the directories it names with everything in them.
+fn reads_whole_directories(inv: &Invocation) -> bool {
+    let program = inv.program.as_str();
+    if WHOLE_DIRECTORY_READERS.contains(&program) {
+        return true;
+    }
+    RECURSIVE_READERS.contains(&program)
+        && inv.argv.iter().skip(1).filter_map(Arg::known).any(|a| {
+            matches!(a, "--recursive" | "-r" | "-R" | "-a" | "--archive")
+                || (a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R']))
+        })
+}
+
 /// Where secret data a sender handles comes from, named for the reason.
 fn secret_source(places: &Places<'_>, analysis: &Analysis, inv: &Invocation) -> Option<String> {
     let reads_secret = |i: &Invocation| {
-        i.reads
-            .iter()
-            .find(|p| places.protected_by(p, Access::Read).is_some() || secrets::is_environ(p))
-            .map(|p| format!("`{p}`"))
+        let whole = reads_whole_directories(i);
+        i.reads.iter().find_map(|p| {
+            if places.protected_by(p, Access::Read).is_some() || secrets::is_environ(p) {
+                return Some(format!("`{p}`"));
+            }
+            let held = if whole { super::protected::held_in(places.protected, p) } else { None };
+            held.map(|glob| format!("`{p}`, which holds the protected path `{glob}`"))
+        })
     };
     // A vendor's token sent only to the vendor's hosts is used, not leaked.
     let hosts: Vec<String> = inv.argv.iter().filter_map(Arg::known).filter_map(secrets::url_host).collect();

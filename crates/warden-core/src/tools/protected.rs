@@ -105,6 +105,22 @@ pub fn protected_by<'a>(entries: &'a [ProtectedPath], path: &str, access: Access
     (!excepted).then_some(Hit { glob: hit.glob.as_str(), protect: hit.protect })
 }
 
+/// The read-protected glob that a whole-directory read of `dir` (a
+/// normalized path) takes in: one whose fixed leading part lies inside `dir`
+/// (`~` holds `~/.aws/credentials`, `/` holds everything). Globs that start
+/// with a wildcard (`**/.env`) could be anywhere and are not counted here.
+pub fn held_in<'a>(entries: &'a [ProtectedPath], dir: &str) -> Option<&'a str> {
+    let dir = crate::paths::home_alias(dir).unwrap_or_else(|| dir.to_string());
+    entries.iter().filter(|e| !e.glob.is_exception() && e.protect.covers(Access::Read)).map(|e| e.glob.as_str()).find(
+        |glob| {
+            let fixed: Vec<&str> = glob.split('/').take_while(|s| !s.contains(['*', '?', '['])).collect();
+            let fixed = fixed.join("/");
+            let anchored = fixed == "~" || fixed.starts_with("~/") || fixed.starts_with('/');
+            anchored && (dir == "/" || crate::paths::is_within(&fixed, &dir))
+        },
+    )
+}
+
 /// Reads one entry: a glob string, or `{ "glob": ..., "protect": ... }`.
 pub fn read(r: &mut Reader, node: Node<'_>) -> Option<ProtectedPath> {
     if node.value.is_string() {
