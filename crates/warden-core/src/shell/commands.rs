@@ -247,6 +247,8 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         stopped: false,
         code_depth: 0,
         segment: String::new(),
+        files: BTreeMap::new(),
+        files_full: false,
     };
     let mut state = State::new(context);
     walker.script(script, &mut state, &Frame::default());
@@ -301,6 +303,14 @@ struct Walker<'c, 'a> {
     stopped: bool,
     code_depth: usize,
     segment: String,
+    /// Files this script wrote, by normalized path, with what they hold
+    /// when that is known (`printf 'rm -rf /' > x.sh`), so a shell that
+    /// later runs one is judged by that text. Files outlive subshells and
+    /// pipeline stages, so they are kept here rather than in [`State`].
+    files: BTreeMap<String, Option<String>>,
+    /// A file was written past [`MAX_WRITTEN_FILES`]: a script run from a
+    /// file not remembered may be one of them, so its code is unknown.
+    files_full: bool,
 }
 
 fn basename(path: &str) -> &str {
@@ -1017,7 +1027,26 @@ impl<'c, 'a> Walker<'c, 'a> {
                 None => self.foreign_script(&mut inv, script.as_ref(), &state_for),
             }
         } else if let Some(t) = argv.first().and_then(Arg::known).filter(|t| t.contains('/')) {
-            inv.runs_files.push(self.normalize(t, &state_for));
+            let path = self.normalize(t, &state_for);
+            // A script this command wrote, run by its path: judged by what it holds.
+            if let Some(text) = written_text(&self.files, &path) {
+                let via = format!("{t}, written above");
+                let mut sub = state_for.clone();
+                if let Some(printed) = self.code_string(
+                    &Arg::fixed(&text),
+                    argv.get(..).unwrap_or(&[]),
+                    &via,
+                    &mut sub,
+                    &code_frame,
+                    segment,
+                ) {
+                    return printed;
+                }
+            }
+            if self.files_full && !self.files.contains_key(&path) {
+                inv.code_unknown = true;
+            }
+            inv.runs_files.push(path);
         }
 
         // Paths read and written.
@@ -1126,7 +1155,11 @@ impl<'c, 'a> Walker<'c, 'a> {
             inv.secret_output = secrets::output(&program, &argv);
         }
         // Output sent elsewhere may still reach the pipe (`>/dev/stdout`, `>&2 |&`): unknown.
-        let printed = if prints_elsewhere(&inv.redirects) { None } else { decode::output(&program, &argv, &input) };
+        let produced = decode::output(&program, &argv, &input);
+        if !remember_written(&mut self.files, &inv, produced.as_deref()) {
+            self.files_full = true;
+        }
+        let printed = if prints_elsewhere(&inv.redirects) { None } else { produced };
         let find = program == "find";
         if self.push(inv).is_some() && find {
             self.find(&argv, state, &frame, segment);
@@ -1268,6 +1301,16 @@ impl<'c, 'a> Walker<'c, 'a> {
                 self.code_string(&Arg::fixed(&text), &[], &via, &mut sub, &f, segment)
             }
             Some(a) => {
+                if let Some(text) = a.known().and_then(|t| written_text(&self.files, &self.normalize(t, state))) {
+                    let via = format!("{program} running a file written above");
+                    let mut sub = state.clone();
+                    let mut f = frame.clone();
+                    f.stdin = input.clone();
+                    return self.code_string(&Arg::fixed(&text), &[], &via, &mut sub, &f, segment);
+                }
+                if self.files_full && a.known().is_some_and(|t| !self.files.contains_key(&self.normalize(t, state))) {
+                    inv.code_unknown = true;
+                }
                 self.foreign_script(inv, Some(a), state);
                 None
             }
@@ -1568,6 +1611,51 @@ fn input_of(redirs: &[Redir], inherited: &Input) -> Input {
 /// Whether a script operand names standard input.
 fn is_stdin(path: &str) -> bool {
     matches!(path, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
+/// Most files whose content one script's analysis remembers.
+pub const MAX_WRITTEN_FILES: usize = 64;
+
+/// Records what `inv` writes to files through its standard output: the text
+/// when it is known, else that the file's content is unknown. Files it writes
+/// any other way (`cp`, `tee`, `dd of=`) are unknown from then on.
+/// Returns `false` when a file could not be remembered for the bound.
+fn remember_written(files: &mut BTreeMap<String, Option<String>>, inv: &Invocation, produced: Option<&str>) -> bool {
+    let mut kept = true;
+    for r in &inv.redirects {
+        let Some(path) = &r.path else { continue };
+        if !r.op.writes() {
+            continue;
+        }
+        let stdout = r.fd.is_none_or(|fd| fd == 1) || matches!(r.op, RedirectOp::OutErr | RedirectOp::AppendOutErr);
+        let text = match (stdout, r.op) {
+            (false, _) => None,
+            (true, RedirectOp::Append | RedirectOp::AppendOutErr) => {
+                concat(files.get(path).cloned().flatten(), produced.map(str::to_string))
+            }
+            (true, _) => produced.map(str::to_string),
+        };
+        if files.len() < MAX_WRITTEN_FILES || files.contains_key(path) {
+            files.insert(path.clone(), text);
+        } else {
+            kept = false;
+        }
+    }
+    // Programs that change only a file's metadata leave what it holds.
+    if matches!(inv.program.as_str(), "chmod" | "chown" | "chgrp" | "touch" | "chattr" | "setfacl") {
+        return kept;
+    }
+    for path in &inv.writes {
+        if inv.redirects.iter().all(|r| r.path.as_deref() != Some(path.as_str())) && files.contains_key(path) {
+            files.insert(path.clone(), None);
+        }
+    }
+    kept
+}
+
+/// What a file this script wrote holds, when that is known.
+fn written_text(files: &BTreeMap<String, Option<String>>, path: &str) -> Option<String> {
+    files.get(path).cloned().flatten()
 }
 
 /// Whether the command's standard output goes somewhere else than the pipe.

@@ -6,7 +6,7 @@ use super::*;
 use crate::Warden;
 use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
 use crate::model::{Decision, Identity};
-use crate::shell::commands::{MAX_CODE_NESTING, MAX_WRAPPERS};
+use crate::shell::commands::{MAX_CODE_NESTING, MAX_WRAPPERS, MAX_WRITTEN_FILES};
 use crate::shell::decode::MAX_DECODED_BYTES;
 use base64::Engine as _;
 use std::string::ToString;
@@ -667,4 +667,71 @@ const CONTINUATIONS: &[Row] = &[
 #[test]
 fn line_continuations_hide_nothing_from_the_gate() {
     check_rows(CONTINUATIONS);
+}
+
+const WRITTEN_SCRIPTS: &[Row] = &[
+    (
+        "a script printed to a file then run by sh",
+        "printf 'rm -rf /' > /tmp/x.sh; sh /tmp/x.sh",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "a here-document written to a file then run by bash",
+        "cat > run.sh <<'EOF'\nrm -rf ~\nEOF\nbash run.sh",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "a script echoed to a file, made executable and run by its path",
+        "echo 'rm -rf /' > ./x.sh && chmod +x ./x.sh && ./x.sh",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "a script appended in two parts then sourced",
+        "printf 'rm -rf' > a; printf ' /' >> a; . ./a",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "a script written as base64 and decoded into a file",
+        "echo cm0gLXJmIC8= | base64 -d > /tmp/s; sh /tmp/s",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    ("a harmless script written then run", "echo 'echo hello' > hi.sh; sh hi.sh", Decision::Allow, "tools.allow"),
+    (
+        "a file overwritten with harmless text before it runs",
+        "echo 'rm -rf /' > x.sh; echo 'ls' > x.sh; sh x.sh",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    (
+        "a written file that is only read is data",
+        "echo 'rm -rf /' > notes.txt; cat notes.txt",
+        Decision::Allow,
+        "tools.allow",
+    ),
+];
+
+#[test]
+fn a_script_written_by_the_same_command_is_judged_where_it_runs() {
+    check_rows(WRITTEN_SCRIPTS);
+}
+
+#[test]
+fn written_files_are_remembered_up_to_their_bound_and_past_it_a_script_run_from_a_file_is_unknown_code() {
+    let w = warden();
+    let fillers = |n: usize| (0..n).map(|i| format!("echo 'echo {i}' > f{i}; ")).collect::<String>();
+    let at = format!("{}printf 'rm -rf /' > /tmp/evil; sh /tmp/evil", fillers(MAX_WRITTEN_FILES - 1));
+    let v = judge(&w, &at);
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, "exec.recursive-delete"), "{}", v.reason);
+    let past = format!("{}printf 'rm -rf /' > /tmp/evil; sh /tmp/evil", fillers(MAX_WRITTEN_FILES));
+    let v = judge(&w, &past);
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, "exec.dynamic-code"), "{}", v.reason);
+    // A remembered file still runs as what it holds past the bound.
+    let remembered = format!("echo 'ls' > f0; {}sh f0", fillers(MAX_WRITTEN_FILES + 2).replace("f0;", "g0;"));
+    let v = judge(&w, &remembered);
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{}", v.reason);
 }
