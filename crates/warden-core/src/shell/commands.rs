@@ -914,6 +914,18 @@ impl<'c, 'a> Walker<'c, 'a> {
         let mut code_frame = frame.clone();
         code_frame.stdin = input.clone();
 
+        // Shell commands carried in a tool's options or program (`git -c core.sshCommand=…`, `awk 'BEGIN{system(…)}'`).
+        for carried in super::embedded::code(&program, &argv) {
+            match carried {
+                super::embedded::Carried::Code(text) => {
+                    let mut scratch = state_for.clone();
+                    let via = format!("{program}, as a command its options carry");
+                    self.code_string(&Arg::fixed(&text), &[], &via, &mut scratch, &code_frame, segment);
+                }
+                super::embedded::Carried::Unknown => inv.code_unknown = true,
+            }
+        }
+
         // Code that runs: wrappers that run code, shells, interpreters, eval, source.
         if let Some((run, label)) = runner {
             match run {

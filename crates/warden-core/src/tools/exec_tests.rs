@@ -735,3 +735,60 @@ fn written_files_are_remembered_up_to_their_bound_and_past_it_a_script_run_from_
     let v = judge(&w, &remembered);
     assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{}", v.reason);
 }
+
+const CARRIED: &[Row] = &[
+    ("git runs core.sshCommand", "git -c core.sshCommand='rm -rf /' fetch", Decision::Deny, "exec.recursive-delete"),
+    ("a git alias with a bang runs a shell", "git -c 'alias.x=!rm -rf ~' x", Decision::Deny, "exec.recursive-delete"),
+    ("a git pager runs a shell", "git -c core.pager='rm -rf /' log", Decision::Deny, "exec.recursive-delete"),
+    (
+        "tar runs its checkpoint action",
+        "tar -cf /dev/null /ws --checkpoint=1 --checkpoint-action=exec='rm -rf /'",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    ("tar runs its compress program", "tar -I 'rm -rf /' -cf x.tar .", Decision::Deny, "exec.recursive-delete"),
+    ("rsync runs its remote shell", "rsync -e 'rm -rf /' a b:", Decision::Deny, "exec.recursive-delete"),
+    ("ssh runs a proxy command", "ssh -o ProxyCommand='rm -rf /' host", Decision::Deny, "exec.recursive-delete"),
+    ("awk calls system", "awk 'BEGIN{system(\"rm -rf /\")}'", Decision::Deny, "exec.recursive-delete"),
+    ("awk reads from a command", "awk 'BEGIN{\"rm -rf ~\" | getline x}'", Decision::Deny, "exec.recursive-delete"),
+    ("sed runs its e command", "sed -n '1e rm -rf /' x", Decision::Deny, "exec.recursive-delete"),
+    ("vim runs a bang command", "vim -c ':!rm -rf /' x", Decision::Deny, "exec.recursive-delete"),
+    ("less runs a bang command at start", "less '+!rm -rf /' x", Decision::Deny, "exec.recursive-delete"),
+    ("man runs its pager", "man -P 'rm -rf /' ls", Decision::Deny, "exec.recursive-delete"),
+    ("zip runs its test command", "zip x.zip a -T -TT 'rm -rf /'", Decision::Deny, "exec.recursive-delete"),
+    ("tcpdump runs its rotate command", "tcpdump -z 'rm -rf /' -w x.pcap", Decision::Deny, "exec.recursive-delete"),
+    ("gdb runs a shell command", "gdb -batch -ex 'shell rm -rf /'", Decision::Deny, "exec.recursive-delete"),
+    (
+        "a git ssh command only known at run time",
+        "git -c core.sshCommand=\"$X\" fetch",
+        Decision::Ask,
+        "exec.dynamic-code",
+    ),
+    ("git with ordinary settings", "git -c user.name=me commit -m x", Decision::Allow, "tools.allow"),
+    ("a git alias without a bang is a git command", "git -c alias.st=status st", Decision::Allow, "tools.allow"),
+    ("awk printing text", "awk '{print $1}' data.txt", Decision::Allow, "tools.allow"),
+    ("awk printing a string that names a command", "awk 'BEGIN{print \"rm -rf /\"}'", Decision::Allow, "tools.allow"),
+    ("sed substituting text", "sed -e 's/e rm/x/' -i notes.txt", Decision::Allow, "tools.allow"),
+    ("tar with a real compressor", "tar -I zstd -cf x.tar.zst src", Decision::Allow, "tools.allow"),
+    ("ssh with an ordinary option", "ssh -o StrictHostKeyChecking=no host uptime", Decision::Allow, "tools.allow"),
+    ("vim opening a file at a line", "vim +12 src/main.rs", Decision::Allow, "tools.allow"),
+];
+
+#[test]
+fn shell_commands_carried_in_other_tools_options_are_judged_as_shell() {
+    check_rows(CARRIED);
+}
+
+#[test]
+fn awk_programs_are_scanned_up_to_their_bound_and_past_it_are_code_known_only_at_run_time() {
+    use crate::shell::embedded::MAX_PROGRAM_BYTES;
+    let w = warden();
+    let program = |len: usize| {
+        let call = "BEGIN{system(\"rm -rf /\")}";
+        format!("awk '{call}{}'", " ".repeat(len - call.len()))
+    };
+    let v = judge(&w, &program(MAX_PROGRAM_BYTES));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, "exec.recursive-delete"), "{}", v.reason);
+    let v = judge(&w, &program(MAX_PROGRAM_BYTES + 1));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, "exec.dynamic-code"), "{}", v.reason);
+}

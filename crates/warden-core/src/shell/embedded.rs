@@ -1,0 +1,336 @@
+//! Shell commands carried in the options or programs of tools that are not
+//! shells: `git -c core.sshCommand='…'`, `tar --checkpoint-action=exec=…`,
+//! `rsync -e '…'`, `ssh -o ProxyCommand='…'`, `awk 'BEGIN{system("…")}'`,
+//! `sed '1e …'`, `vim -c ':!…'`, `less '+!…'`, `man -P '…'`, `zip -TT '…'`,
+//! `tcpdump -z '…'`, `gdb -ex 'shell …'`. Each tool runs that text with a
+//! shell, so the analysis judges it as shell code ([`code`]); a value only
+//! known at run time is code known only at run time.
+//!
+//! What is not seen: commands built inside an awk or sed program at run
+//! time, configuration files that carry commands (`.gitconfig`,
+//! `~/.ssh/config`), and tools not in these tables.
+
+use super::commands::Arg;
+use crate::prelude::*;
+
+/// Longest awk or sed program scanned for commands, in bytes; a longer one
+/// is code known only at run time.
+pub const MAX_PROGRAM_BYTES: usize = 16 * 1024;
+
+/// Git settings whose value is a command (`!` before an alias or helper marks one).
+const GIT_COMMAND_KEYS: &[&str] = &[
+    "core.sshcommand",
+    "core.pager",
+    "core.editor",
+    "core.fsmonitor",
+    "core.askpass",
+    "sequence.editor",
+    "diff.external",
+    "credential.helper",
+    "gpg.program",
+    "uploadpack.packobjectshook",
+    "sendemail.smtpserver",
+];
+
+/// Options of `tar` whose value is a command (`=` form or the next word).
+const TAR_COMMANDS: &[&str] =
+    &["--to-command", "--use-compress-program", "-I", "--rsh-command", "--info-script", "--new-volume-script", "-F"];
+
+/// Options of `ssh`-like clients whose setting is a command.
+const SSH_COMMAND_SETTINGS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
+
+/// What a word carries: shell code it names, or code only known at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Carried {
+    Code(String),
+    Unknown,
+}
+
+fn value_of<'a>(argv: &'a [Arg], i: usize, option: &str) -> Option<(Option<&'a str>, bool)> {
+    let a = argv.get(i)?;
+    let text = a.known();
+    let with_eq = format!("{option}=");
+    if let Some(t) = text {
+        if t == option {
+            let next = argv.get(i + 1)?;
+            return Some((next.known(), true));
+        }
+        if let Some(v) = t.strip_prefix(&with_eq) {
+            return Some((Some(v), false));
+        }
+        return None;
+    }
+    a.prefix.starts_with(&with_eq).then_some((None, false))
+}
+
+/// Shell code carried by the words of `program`.
+pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
+    let mut out = Vec::new();
+    let mut push = |v: Option<&str>| match v {
+        Some(t) => out.push(Carried::Code(t.trim_start_matches('!').to_string())),
+        None => out.push(Carried::Unknown),
+    };
+    let words: Vec<Option<&str>> = argv.iter().map(Arg::known).collect();
+    match program {
+        "git" => {
+            let mut i = 1;
+            while let Some(a) = argv.get(i) {
+                let setting = match a.known() {
+                    Some("-c") => {
+                        i += 1;
+                        argv.get(i)
+                    }
+                    Some(t) if t.starts_with("-c") && t.len() > 2 => Some(a),
+                    Some(t) if !t.starts_with('-') => break,
+                    _ => None,
+                };
+                if let Some(s) = setting {
+                    let text = s.known().map(|t| t.strip_prefix("-c").unwrap_or(t));
+                    let prefix = s.prefix.strip_prefix("-c").unwrap_or(&s.prefix);
+                    let (key, value) = match text {
+                        Some(t) => t.split_once('=').map_or((t, None), |(k, v)| (k, Some(Some(v)))),
+                        None => prefix.split_once('=').map_or((prefix, None), |(k, _)| (k, Some(None))),
+                    };
+                    let key = key.to_ascii_lowercase();
+                    let alias = key.starts_with("alias.");
+                    if let Some(value) = value
+                        && (GIT_COMMAND_KEYS.contains(&key.as_str())
+                            || (alias && value.is_none_or(|v| v.starts_with('!'))))
+                    {
+                        push(value);
+                    }
+                }
+                i += 1;
+            }
+        }
+        "tar" | "bsdtar" | "gtar" => {
+            for i in 1..argv.len() {
+                if let Some(Some(t)) = words.get(i)
+                    && let Some(action) = t.strip_prefix("--checkpoint-action=")
+                {
+                    if let Some(cmd) = action.strip_prefix("exec=") {
+                        push(Some(cmd));
+                    }
+                    continue;
+                }
+                for option in TAR_COMMANDS {
+                    if let Some((v, _)) = value_of(argv, i, option) {
+                        push(v);
+                    }
+                }
+            }
+        }
+        "rsync" => {
+            for i in 1..argv.len() {
+                for option in ["-e", "--rsh", "--rsync-path"] {
+                    if let Some((v, _)) = value_of(argv, i, option) {
+                        push(v);
+                    }
+                }
+            }
+        }
+        "ssh" | "scp" | "sftp" | "autossh" => {
+            for i in 1..argv.len() {
+                let setting = match words.get(i).copied().flatten() {
+                    Some("-o") => words.get(i + 1).copied().flatten(),
+                    Some(t) if t.starts_with("-o") && t.len() > 2 => t.get(2..),
+                    _ => None,
+                };
+                if let Some(s) = setting {
+                    let (key, value) = s.split_once(['=', ' ']).unwrap_or((s, ""));
+                    if SSH_COMMAND_SETTINGS.contains(&key.to_ascii_lowercase().as_str()) {
+                        push(Some(value.trim()));
+                    }
+                }
+            }
+        }
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
+            match first_program(&words, &["-f", "-v", "-F", "--file", "--assign", "--field-separator"]) {
+                Some(p) if p.len() > MAX_PROGRAM_BYTES => out.push(Carried::Unknown),
+                Some(p) => out.extend(awk_commands(p).into_iter().map(Carried::Code)),
+                None => {}
+            }
+        }
+        "sed" | "gsed" => {
+            let script = option_value(&words, &["-e", "--expression"])
+                .or_else(|| first_program(&words, &["-e", "--expression", "-f", "--file", "-l"]));
+            match script {
+                Some(p) if p.len() > MAX_PROGRAM_BYTES => out.push(Carried::Unknown),
+                Some(p) => out.extend(sed_commands(p).into_iter().map(Carried::Code)),
+                None => {}
+            }
+        }
+        "vim" | "vi" | "nvim" | "view" | "ex" | "gvim" | "rvim" => {
+            for (i, w) in words.iter().enumerate().skip(1) {
+                let cmd = match w {
+                    Some("-c" | "--cmd") => words.get(i + 1).copied().flatten(),
+                    Some(t) if t.starts_with('+') => t.get(1..),
+                    _ => None,
+                };
+                if let Some(c) = cmd.and_then(editor_shell) {
+                    push(Some(c));
+                }
+            }
+        }
+        "less" | "more" => {
+            for w in words.iter().skip(1).flatten() {
+                if let Some(c) = w.strip_prefix('+').and_then(|c| c.strip_prefix('!')) {
+                    push(Some(c));
+                }
+            }
+        }
+        "man" => {
+            for i in 1..argv.len() {
+                for option in ["-P", "--pager", "-H", "--html"] {
+                    if let Some((v, _)) = value_of(argv, i, option) {
+                        push(v);
+                    }
+                }
+            }
+        }
+        "zip" => {
+            for i in 1..argv.len() {
+                for option in ["-TT", "--unzip-command"] {
+                    if let Some((v, _)) = value_of(argv, i, option) {
+                        push(v);
+                    }
+                }
+            }
+        }
+        "tcpdump" => {
+            for i in 1..argv.len() {
+                if let Some((v, _)) = value_of(argv, i, "-z") {
+                    push(v);
+                }
+            }
+        }
+        "gdb" => {
+            for (i, w) in words.iter().enumerate().skip(1) {
+                if matches!(w, Some("-ex" | "--eval-command" | "-iex")) {
+                    let c = words.get(i + 1).copied().flatten().unwrap_or("");
+                    let c = c.trim_start();
+                    if let Some(rest) = c.strip_prefix("shell ").or_else(|| c.strip_prefix('!')) {
+                        push(Some(rest));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The value of the first of `options` present (`-e TEXT`).
+fn option_value<'a>(words: &[Option<&'a str>], options: &[&str]) -> Option<&'a str> {
+    let i = words.iter().position(|w| w.is_some_and(|t| options.contains(&t)))?;
+    words.get(i + 1).copied().flatten()
+}
+
+/// The first operand that is a program: not an option, not an option's value.
+fn first_program<'a>(words: &[Option<&'a str>], takes_value: &[&str]) -> Option<&'a str> {
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        match w {
+            Some(t) if takes_value.contains(t) => i += 2,
+            Some(t) if t.starts_with('-') && t.len() > 1 => i += 1,
+            Some(t) => return Some(*t),
+            None => return None,
+        }
+    }
+    None
+}
+
+/// Literal strings an awk program runs: `system("…")`, `"…" | getline`, `print | "…"`.
+fn awk_commands(program: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let literals = string_literals(program);
+    for (start, end, text) in &literals {
+        let before = program.get(..*start).unwrap_or("").trim_end();
+        let after = program.get(*end..).unwrap_or("").trim_start();
+        let called = before.ends_with("system(") || before.ends_with("system (");
+        let piped_from = after.starts_with('|') && after.get(1..).unwrap_or("").trim_start().starts_with("getline");
+        let piped_to = before.ends_with('|') && !before.ends_with("||");
+        if called || piped_from || piped_to {
+            out.push(text.clone());
+        }
+    }
+    out
+}
+
+/// Double-quoted string literals of an awk program, with their byte ranges (quotes included).
+fn string_literals(program: &str) -> Vec<(usize, usize, String)> {
+    let mut out = Vec::new();
+    let mut chars = program.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut text = String::new();
+        let mut end = None;
+        while let Some((j, d)) = chars.next() {
+            match d {
+                '\\' => {
+                    if let Some((_, e)) = chars.next() {
+                        text.push(match e {
+                            'n' => '\n',
+                            't' => '\t',
+                            other => other,
+                        });
+                    }
+                }
+                '"' => {
+                    end = Some(j + 1);
+                    break;
+                }
+                other => text.push(other),
+            }
+        }
+        match end {
+            Some(e) => out.push((i, e, text)),
+            None => break,
+        }
+    }
+    out
+}
+
+/// Commands a sed script runs with its `e` command (`1e rm -rf /`, `$e …`, `/re/e …`).
+fn sed_commands(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in script.split(['\n', ';']) {
+        let line = line.trim_start();
+        // Skip an address: line numbers, `$`, `/regex/`, ranges.
+        let mut rest = line;
+        loop {
+            let trimmed = rest.trim_start_matches(|c: char| c.is_ascii_digit() || c == '$' || c == ',' || c == '~');
+            if let Some(after) = trimmed.strip_prefix('/') {
+                match after.find('/') {
+                    Some(k) => rest = after.get(k + 1..).unwrap_or(""),
+                    None => break,
+                }
+            } else {
+                rest = trimmed;
+                break;
+            }
+        }
+        let rest = rest.trim_start().trim_start_matches('!').trim_start();
+        if let Some(cmd) = rest.strip_prefix('e')
+            && (cmd.starts_with(' ') || cmd.starts_with('\t'))
+        {
+            out.push(cmd.trim().to_string());
+        }
+    }
+    out
+}
+
+/// The shell command of an editor command: `:!cmd`, `!cmd`, `:call system("cmd")`.
+fn editor_shell(command: &str) -> Option<&str> {
+    let c = command.trim_start().trim_start_matches(':').trim_start();
+    if let Some(rest) = c.strip_prefix('!') {
+        return Some(rest);
+    }
+    let rest = c.strip_prefix("call ").unwrap_or(c).trim_start();
+    let inner = rest.strip_prefix("system(")?.trim_start();
+    let quote = inner.chars().next().filter(|q| matches!(q, '"' | '\''))?;
+    let body = inner.get(1..)?;
+    body.find(quote).and_then(|k| body.get(..k))
+}
