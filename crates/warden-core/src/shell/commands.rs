@@ -265,6 +265,8 @@ struct Var {
 struct State {
     cwd: Option<String>,
     vars: BTreeMap<String, Var>,
+    /// Aliases defined earlier in the script, by name, with their text.
+    aliases: BTreeMap<String, String>,
 }
 
 impl State {
@@ -276,7 +278,7 @@ impl State {
         if let Some(cwd) = &cwd {
             vars.insert("PWD".to_string(), Var { value: Some(cwd.clone()), secret: false });
         }
-        State { cwd, vars }
+        State { cwd, vars, aliases: BTreeMap::new() }
     }
 }
 
@@ -837,6 +839,23 @@ impl<'c, 'a> Walker<'c, 'a> {
         frame: &Frame,
         segment: &str,
     ) -> Option<String> {
+        // An alias defined earlier runs its text with the words after it:
+        // `alias x='rm -rf'` then `x /` is `rm -rf /`. Expanded whether or not
+        // the shell has `expand_aliases` on, the stricter reading; an alias is
+        // not expanded again inside its own text, as bash does not.
+        if let Some(name) = argv.first().and_then(Arg::known).filter(|n| state.aliases.contains_key(*n)) {
+            let name = name.to_string();
+            let value = state.aliases.get(&name).cloned().unwrap_or_default();
+            let rest: Vec<&str> = argv.iter().skip(1).map(|a| a.raw.as_str()).collect();
+            let code = if rest.is_empty() { value } else { format!("{value} {}", rest.join(" ")) };
+            let mut sub = state.clone();
+            sub.aliases.remove(&name);
+            let via = format!("alias {name}");
+            if let Some(printed) = self.code_string(&Arg::fixed(&code), &[], &via, &mut sub, frame, segment) {
+                return printed;
+            }
+            return None;
+        }
         let mut frame = frame.clone();
         let mut cwd_override: Option<Option<String>> = None;
         // A wrapper that runs code rather than a program: what it runs and how to name it.
@@ -990,6 +1009,11 @@ impl<'c, 'a> Walker<'c, 'a> {
                 if let Some((name, value)) = a.code().and_then(|t| t.split_once('='))
                     && !value.trim().is_empty()
                 {
+                    if state.aliases.len() < MAX_ALIASES || state.aliases.contains_key(name) {
+                        state.aliases.insert(name.to_string(), value.to_string());
+                    } else {
+                        self.stop(&format!("it defines more than {MAX_ALIASES} aliases"));
+                    }
                     let mut scratch = state.clone();
                     let via = format!("alias {name}");
                     self.code_string(&Arg::fixed(value), &[], &via, &mut scratch, &code_frame, segment);
@@ -1145,6 +1169,14 @@ impl<'c, 'a> Walker<'c, 'a> {
                         let value = a.known().map(|_| value.to_string());
                         state.vars.insert(name.to_string(), Var { value, secret: a.secret });
                     }
+                }
+            }
+            "unalias" => {
+                if argv.iter().skip(1).any(|a| a.known() == Some("-a")) {
+                    state.aliases.clear();
+                }
+                for a in argv.iter().skip(1).filter_map(Arg::known) {
+                    state.aliases.remove(a);
                 }
             }
             "unset" => {
@@ -1624,6 +1656,9 @@ fn input_of(redirs: &[Redir], inherited: &Input) -> Input {
 fn is_stdin(path: &str) -> bool {
     matches!(path, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
+
+/// Most aliases one script may define; past it the script is too complex to judge.
+pub const MAX_ALIASES: usize = 64;
 
 /// Most files whose content one script's analysis remembers.
 pub const MAX_WRITTEN_FILES: usize = 64;

@@ -6,7 +6,7 @@ use super::*;
 use crate::Warden;
 use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
 use crate::model::{Decision, Identity};
-use crate::shell::commands::{MAX_CODE_NESTING, MAX_WRAPPERS, MAX_WRITTEN_FILES};
+use crate::shell::commands::{MAX_ALIASES, MAX_CODE_NESTING, MAX_WRAPPERS, MAX_WRITTEN_FILES};
 use crate::shell::decode::MAX_DECODED_BYTES;
 use base64::Engine as _;
 use std::string::ToString;
@@ -791,4 +791,44 @@ fn awk_programs_are_scanned_up_to_their_bound_and_past_it_are_code_known_only_at
     assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, "exec.recursive-delete"), "{}", v.reason);
     let v = judge(&w, &program(MAX_PROGRAM_BYTES + 1));
     assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, "exec.dynamic-code"), "{}", v.reason);
+}
+
+const ALIASES: &[Row] = &[
+    ("an alias used on the next line runs its text", "alias x='rm -rf'\nx /", Decision::Deny, "exec.recursive-delete"),
+    (
+        "an alias used after expand_aliases runs its text",
+        "shopt -s expand_aliases\nalias x='rm -rf'\nx ~",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "an alias used on the same line is read the stricter way",
+        "alias x='rm -rf'; x /",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    ("an alias of an alias runs both", "alias a='rm'\nalias b='a -rf'\nb /", Decision::Deny, "exec.recursive-delete"),
+    (
+        "an alias that names itself is not expanded again",
+        "alias ls='ls --color'\nls -la",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    ("an alias removed before it is used", "alias x='rm -rf'\nunalias x\nx /", Decision::Allow, "tools.allow"),
+    ("a harmless alias used", "alias ll='ls -l'\nll src", Decision::Allow, "tools.allow"),
+];
+
+#[test]
+fn aliases_defined_earlier_are_expanded_where_they_are_used() {
+    check_rows(ALIASES);
+}
+
+#[test]
+fn a_script_may_define_aliases_up_to_the_bound_and_past_it_is_too_complex() {
+    let w = warden();
+    let defs = |n: usize| (0..n).map(|i| format!("alias a{i}='ls'\n")).collect::<String>();
+    let v = judge(&w, &format!("{}a0", defs(MAX_ALIASES)));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{}", v.reason);
+    let v = judge(&w, &format!("{}a0", defs(MAX_ALIASES + 1)));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, "exec.too-complex"), "{}", v.reason);
 }
