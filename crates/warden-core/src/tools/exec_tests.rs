@@ -832,3 +832,22 @@ fn a_script_may_define_aliases_up_to_the_bound_and_past_it_is_too_complex() {
     let v = judge(&w, &format!("{}a0", defs(MAX_ALIASES + 1)));
     assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, "exec.too-complex"), "{}", v.reason);
 }
+
+#[test]
+fn a_finding_reached_twice_is_the_decision_once_and_not_also_a_signal() {
+    let w = warden();
+    for command in [":(){ :|:& };:", "alias x='rm -rf /'\nx"] {
+        let v = judge(&w, command);
+        assert_eq!(v.decision, Decision::Deny, "{command}: {}", v.reason);
+        assert!(
+            v.signals.iter().all(|s| !(s.name == v.rule && s.detail == v.reason)),
+            "{command}: the deciding finding is repeated as a signal: {:?}",
+            v.signals
+        );
+        let mut seen = Vec::new();
+        for s in &v.signals {
+            assert!(!seen.contains(&(&s.name, &s.detail)), "{command}: a signal is listed twice: {:?}", v.signals);
+            seen.push((&s.name, &s.detail));
+        }
+    }
+}

@@ -198,7 +198,15 @@ fn decide(
 ) -> Option<Verdict> {
     let mut chosen: Option<(Finding, config::RuleSetting)> = None;
     let mut others = Vec::new();
+    // The same finding reached twice (an alias judged where it is defined and
+    // where it is used) is one finding.
+    let mut unique: Vec<Finding> = Vec::with_capacity(findings.len());
     for f in findings {
+        if !unique.iter().any(|u| u.rule == f.rule && u.reason == f.reason) {
+            unique.push(f);
+        }
+    }
+    for f in unique {
         let setting = config.rule(f.rule);
         if setting.decision == RuleDecision::Allow {
             signals.push(Signal::new(f.rule, f.reason));
