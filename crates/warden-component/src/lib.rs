@@ -85,6 +85,10 @@ impl PolicyGuest for Component {
                     let _ = warden.set_host_context(context);
                 }
                 let report = convert::config_report(warden.report());
+                warden.prepare(&ports::host());
+                if let Some(previous) = ACTIVE.0.borrow().as_ref() {
+                    previous.flush(&ports::host());
+                }
                 *ACTIVE.0.borrow_mut() = Some(warden);
                 Ok(report)
             }

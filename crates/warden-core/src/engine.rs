@@ -21,6 +21,10 @@ pub struct Warden {
     policy_version: String,
     tools_version: String,
     host: crate::host::Prepared,
+    /// Counts of checks not yet written to storage.
+    pending: counters::Pending,
+    /// Whether decision memory's markers can be trusted.
+    memory: tools::memory::Index,
 }
 
 impl Warden {
@@ -31,7 +35,14 @@ impl Warden {
         // Remembered tool-call answers are bound to the judge's own settings,
         // so editing, say, a safety scenario does not re-ask every approval.
         let tools_version = crate::digest::versioned(&config.tools);
-        Ok(Warden { config, policy_version, tools_version, host: crate::host::Prepared::default() })
+        Ok(Warden {
+            config,
+            policy_version,
+            tools_version,
+            host: crate::host::Prepared::default(),
+            pending: counters::Pending::default(),
+            memory: tools::memory::Index::default(),
+        })
     }
 
     /// Takes what the host declared about itself: the approval secret and
@@ -41,6 +52,21 @@ impl Warden {
         context.validate()?;
         self.host = context.prepare();
         Ok(())
+    }
+
+    /// Reads what this instance needs to know once about storage, so the
+    /// first check does not: whether decision memory's markers can be
+    /// trusted. Failures are left for the checks to meet.
+    pub fn prepare(&self, ports: &Ports<'_>) {
+        if self.config.tools.enabled {
+            self.memory.prepare(ports.storage);
+        }
+    }
+
+    /// Writes the counts of checks this instance has not written yet. A host
+    /// calls it (through `diagnostics`) before it drops an instance.
+    pub fn flush(&self, ports: &Ports<'_>) {
+        self.pending.flush(ports.storage, ports.log);
     }
 
     /// The validated configuration.
@@ -76,19 +102,21 @@ impl Warden {
     /// and a pin that cannot be read, refuse the call.
     pub fn check_tool_call(&self, ports: &Ports<'_>, call: &ToolCall) -> Verdict {
         let verdict = self.judge_tool_call(ports, call);
-        counters::bump(ports, &format!("tools.{}.{}", verdict.decision.as_str(), verdict.rule));
+        self.pending.add(ports, &format!("tools.{}.{}", verdict.decision.as_str(), verdict.rule), call.now_ms);
         let level =
             if verdict.decision == Decision::Allow && verdict.observed.is_none() { Level::Debug } else { Level::Info };
-        ports.log.write(
-            level,
-            &format!(
-                "tool call {}: {} by {}{}",
-                crate::config::reader::shorten(&call.tool_name),
-                verdict.decision.as_str(),
-                verdict.rule,
-                verdict.observed.map(|d| format!(" (observed: {})", d.as_str())).unwrap_or_default()
-            ),
-        );
+        if ports.log.enabled(level) {
+            ports.log.write(
+                level,
+                &format!(
+                    "tool call {}: {} by {}{}",
+                    crate::config::reader::shorten(&call.tool_name),
+                    verdict.decision.as_str(),
+                    verdict.rule,
+                    verdict.observed.map(|d| format!(" (observed: {})", d.as_str())).unwrap_or_default()
+                ),
+            );
+        }
         verdict
     }
 
@@ -119,7 +147,7 @@ impl Warden {
         {
             return v.clone();
         }
-        let judged = tools::judge(&self.config.tools, &self.tools_version, &self.host, ports, call, &args);
+        let judged = tools::judge(&self.config.tools, &self.tools_version, &self.host, ports, &self.memory, call, &args);
         // When the judge found nothing to say beyond its default allow, the
         // pin's positive answer is the rule that decided; anything the judge
         // did decide (a memory, an ask, a deny) stays the rule.
@@ -143,17 +171,19 @@ impl Warden {
     /// Checks a message before it is sent or read. Fails closed.
     pub fn check_outbound(&self, ports: &Ports<'_>, message: &OutboundMessage) -> Verdict {
         let verdict = outbound::check(&self.config, ports, message);
-        counters::bump(ports, &format!("outbound.{}.{}", verdict.decision.as_str(), verdict.rule));
+        self.pending.add(ports, &format!("outbound.{}.{}", verdict.decision.as_str(), verdict.rule), message.now_ms);
         verdict
     }
 
     /// Starts a turn, pinning its reply when a chat is given.
     pub fn start_turn(&self, ports: &Ports<'_>, start: &TurnStart) -> Result<Option<PinState>, PolicyError> {
+        self.flush(ports);
         pin::start(&self.config.pin, ports.storage, start)
     }
 
     /// Settles a turn, clearing its pin and the once-only approvals of its session.
     pub fn settle_turn(&self, ports: &Ports<'_>, end: &TurnEnd) -> Result<(), PolicyError> {
+        self.flush(ports);
         pin::settle(ports.storage, end)?;
         tools::settle_session(&self.config.tools, ports, &end.session_id)
     }
@@ -173,7 +203,7 @@ impl Warden {
         if approval.key.starts_with(tools::APPROVAL_KEY_PREFIX)
             || approval.key.starts_with(tools::OLD_APPROVAL_KEY_PREFIX)
         {
-            tools::record_approval(&self.config.tools, &self.tools_version, &self.host, ports, approval)
+            tools::record_approval(&self.config.tools, &self.tools_version, &self.host, ports, &self.memory, approval)
         } else if approval.key.starts_with(outbound::APPROVAL_KEY_PREFIX) {
             outbound::record_approval(&self.config, ports, approval)
         } else {
@@ -195,11 +225,22 @@ impl Warden {
     }
 
     /// Counters, check status and warnings.
+    /// Writes this instance's pending counts first; counts that could not be
+    /// written are added to what storage reports, so the totals are whole.
     pub fn diagnostics(&self, ports: &Ports<'_>) -> Result<Diagnostics, PolicyError> {
+        self.flush(ports);
+        let mut counters = counters::all(ports)?;
+        for (name, delta) in self.pending.unwritten() {
+            match counters.iter_mut().find(|c| c.name == name) {
+                Some(c) => c.value = c.value.saturating_add(delta),
+                None => counters.push(crate::model::Counter { name, value: delta }),
+            }
+        }
+        counters.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Diagnostics {
             policy_version: self.policy_version.clone(),
             checks: self.checks(),
-            counters: counters::all(ports)?,
+            counters,
             warnings: safety::warnings(&self.config.safety, ports)
                 .into_iter()
                 .chain(self.config.gate.warnings())

@@ -15,6 +15,7 @@ pub struct MemoryStorage {
     conflicts: RefCell<usize>,
     writes: RefCell<usize>,
     commits: RefCell<usize>,
+    calls: RefCell<usize>,
 }
 
 impl MemoryStorage {
@@ -64,7 +65,13 @@ impl MemoryStorage {
         self.data.borrow().iter().map(|((ns, k), e)| (ns.clone(), k.clone(), e.value.clone())).collect()
     }
 
+    /// Number of calls of any kind (`get`, `set`, `delete`, `list`, `commit`): round trips to storage.
+    pub fn calls(&self) -> usize {
+        *self.calls.borrow()
+    }
+
     fn fail(&self) -> Result<(), StorageError> {
+        *self.calls.borrow_mut() += 1;
         match &*self.failure.borrow() {
             Some(e) => Err(e.clone()),
             None => Ok(()),

@@ -178,6 +178,9 @@ pub fn check(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> V
     let level =
         if verdict.decision == Decision::Allow && verdict.observed.is_none() { Level::Debug } else { Level::Info };
     // Outcomes and rules only: never the recipient or the text.
+    if !ports.log.enabled(level) {
+        return verdict;
+    }
     ports.log.write(
         level,
         &format!(

@@ -171,6 +171,12 @@ pub enum Level {
 /// Operator logs. Callers never pass message text of users unless `debug` is on.
 pub trait Log {
     fn write(&self, level: Level, message: &str);
+
+    /// Whether a line at `level` would be kept; callers skip formatting a
+    /// line that would not. By default every level is.
+    fn enabled(&self, _level: Level) -> bool {
+        true
+    }
 }
 
 /// The three ports a check may use, borrowed for one call.

@@ -18,13 +18,24 @@
 //! for session and `o:<session>:<fp>:<call>` for once answers, where session
 //! and call are digests (or `_` when absent). Failure mode: fail-closed; an
 //! answer that cannot be read or consumed refuses the call.
+//!
+//! Markers: every answer is recorded together with a marker
+//! `m:<version>:<tool>` (version and tool as in the approval key) and the key
+//! [`FORMAT_KEY`], in one batch. A call first reads its tool's marker, one
+//! storage read, and looks up answers and computes its fingerprint only when
+//! the marker is there. A marker stays after its answers are used up or
+//! forgotten, which costs those calls the full lookup and changes nothing
+//! else. Storage that holds answers but no [`FORMAT_KEY`] was written before
+//! markers existed: an instance that finds it so ([`Index`]) reads every
+//! answer key of every call, as before.
 
 use crate::digest::{canonical_json, sha256_hex};
 use crate::idempotency::{self, Keyed};
 use crate::model::{Approval, PolicyError, Scope};
-use crate::ports::{Condition, Storage, StorageError};
+use crate::ports::{Condition, Storage, StorageError, Write};
 use crate::prelude::*;
 use crate::store;
+use core::cell::Cell;
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -36,6 +47,71 @@ pub const NAMESPACE: &str = "tools.memory";
 pub const MAX_ID_CHARS: usize = 512;
 /// Most once-only answers of a session cleared when it settles.
 pub const MAX_CLEARED: u32 = 1000;
+
+/// Key present once answers are recorded with their markers.
+pub const FORMAT_KEY: &str = "format";
+/// Value of [`FORMAT_KEY`].
+const FORMAT_VALUE: &[u8] = b"markers";
+
+fn marker_key(version_tag: &str, tool_tag: &str) -> String {
+    format!("m:{version_tag}:{tool_tag}")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// Not read yet, or storage failed when it was.
+    Unknown,
+    /// Every answer in storage has its marker.
+    Marked,
+    /// Storage holds answers recorded without markers.
+    Unmarked,
+}
+
+/// What an instance learned once about the answers in storage: whether
+/// markers can be trusted.
+#[derive(Debug, Clone)]
+pub struct Index(Cell<Format>);
+
+impl Default for Index {
+    fn default() -> Self {
+        Index(Cell::new(Format::Unknown))
+    }
+}
+
+impl Index {
+    /// Reads, once per instance, whether the answers in storage carry
+    /// markers: [`FORMAT_KEY`] is there, or no answer is. A read that fails
+    /// is tried again on the next call.
+    pub fn prepare(&self, storage: &dyn Storage) {
+        if self.0.get() != Format::Unknown {
+            return;
+        }
+        let format = match storage.get(NAMESPACE, FORMAT_KEY) {
+            Ok(Some(_)) => Format::Marked,
+            Ok(None) => match storage.list(NAMESPACE, "", 1, false) {
+                Ok(entries) if entries.is_empty() => Format::Marked,
+                Ok(_) => Format::Unmarked,
+                Err(_) => Format::Unknown,
+            },
+            Err(_) => Format::Unknown,
+        };
+        self.0.set(format);
+    }
+
+    /// Whether an answer may be remembered for `tool` under `version`: one
+    /// read of its marker when markers can be trusted, else `true`.
+    pub fn may_remember(&self, storage: &dyn Storage, version: &str, tool: &str) -> Result<bool, StorageError> {
+        self.prepare(storage);
+        if self.0.get() != Format::Marked {
+            return Ok(true);
+        }
+        Ok(storage.get(NAMESPACE, &marker_key(version_tag(version), &tool_tag(tool)))?.is_some())
+    }
+
+    fn marked(&self) -> bool {
+        self.0.get() == Format::Marked
+    }
+}
 
 /// Argument fields left out of fingerprints: they describe a call but do not change what it does.
 pub const IGNORED_FIELDS: &[&str] = &["description", "timeout", "run_in_background"];
@@ -242,7 +318,13 @@ fn bound_id(field: &str, in_key: &str, given: Option<&str>) -> Result<String, Po
 }
 
 /// Records a person's answer.
-pub fn record(storage: &dyn Storage, secret: &[u8], version: &str, approval: &Approval) -> Result<(), PolicyError> {
+pub fn record(
+    storage: &dyn Storage,
+    index: &Index,
+    secret: &[u8],
+    version: &str,
+    approval: &Approval,
+) -> Result<(), PolicyError> {
     let (fields, code) = parse_key(&approval.key)?;
     if secret.is_empty() {
         return Err(PolicyError::InvalidInput(
@@ -280,6 +362,11 @@ pub fn record(storage: &dyn Storage, secret: &[u8], version: &str, approval: &Ap
         ));
     }
     let key = stored_key(approval.scope, fields.fp, &session, &call);
+    let marker = marker_key(fields.version_tag, fields.tool_tag);
+    // Storage with answers of before markers stays without the format key,
+    // so that no instance trusts markers there.
+    index.prepare(storage);
+    let marked = index.marked();
     let request = serde_json::json!({
         "key": approval.key, "allow": approval.allow, "scope": approval.scope.as_str(),
         "sessionId": approval.session_id, "callId": approval.call_id,
@@ -296,7 +383,14 @@ pub fn record(storage: &dyn Storage, secret: &[u8], version: &str, approval: &Ap
         } else {
             record.denied_at = Some(approval.now_ms);
         }
-        Ok(vec![store::json_write(NAMESPACE, &key, &record, when)?])
+        let mut writes = vec![
+            store::json_write(NAMESPACE, &key, &record, when)?,
+            Write::put(NAMESPACE, &marker, b"1".to_vec(), Condition::Any),
+        ];
+        if marked {
+            writes.push(Write::put(NAMESPACE, FORMAT_KEY, FORMAT_VALUE.to_vec(), Condition::Any));
+        }
+        Ok(writes)
     })
 }
 

@@ -94,13 +94,14 @@ pub fn judge(
     version: &str,
     host: &Prepared,
     ports: &Ports<'_>,
+    index: &memory::Index,
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
     if !config.enabled {
         return Verdict::not_configured("tool-call");
     }
-    evaluate(config, version, host, ports, call, args).under(config.mode)
+    evaluate(config, version, host, ports, index, call, args).under(config.mode)
 }
 
 fn storage_failure(e: &StorageError) -> Verdict {
@@ -178,17 +179,28 @@ fn normalized_args(entry: Option<&ToolEntry>, args: &Value, places: &Places<'_>)
     Value::Object(map)
 }
 
-/// Turns findings into a verdict: the most severe finding that is not
-/// turned off decides; the rest become signals.
-/// What an approval key of this call binds besides its scope.
+/// What an approval key of this call binds besides its scope. The
+/// fingerprint is computed the first time something needs it.
 struct Asked<'a> {
     version: &'a str,
     secret: &'a [u8],
     tool: &'a str,
-    fp: &'a str,
+    fp: core::cell::OnceCell<String>,
+    entry: Option<&'a ToolEntry>,
+    args: &'a Value,
+    places: &'a Places<'a>,
     session: Option<&'a str>,
     call: Option<&'a str>,
 }
+
+impl Asked<'_> {
+    fn fp(&self) -> &str {
+        self.fp.get_or_init(|| memory::fingerprint(self.tool, &normalized_args(self.entry, self.args, self.places)))
+    }
+}
+
+/// Turns findings into a verdict: the most severe finding that is not
+/// turned off decides; the rest become signals.
 
 fn decide(
     config: &ToolsConfig,
@@ -233,7 +245,7 @@ fn decide(
             scope,
             asked.version,
             asked.tool,
-            asked.fp,
+            asked.fp(),
             asked.session,
             asked.call,
         ));
@@ -250,6 +262,7 @@ fn evaluate(
     version: &str,
     host: &Prepared,
     ports: &Ports<'_>,
+    index: &memory::Index,
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
@@ -257,14 +270,27 @@ fn evaluate(
     let entry = config.classify(&builtin, &call.tool_name);
     let entry = entry.as_ref();
     let places = places(config, host, call, entry, args);
-    let fp = memory::fingerprint(&call.tool_name, &normalized_args(entry, args, &places));
     let session = call.session_id.as_deref().filter(|s| !s.is_empty());
     let call_id = call.call_id.as_deref().filter(|s| !s.is_empty());
-    let asked = Asked { version, secret: &host.secret, tool: &call.tool_name, fp: &fp, session, call: call_id };
+    let asked = Asked {
+        version,
+        secret: &host.secret,
+        tool: &call.tool_name,
+        fp: core::cell::OnceCell::new(),
+        entry,
+        args,
+        places: &places,
+        session,
+        call: call_id,
+    };
 
-    // 1. Saved deny.
-    let saved = match memory::lookup(ports.storage, version, &fp, session, call_id) {
-        Ok(saved) => saved,
+    // 1. Saved deny. The tool's marker says whether anything is remembered.
+    let saved = match index.may_remember(ports.storage, version, &call.tool_name) {
+        Ok(false) => None,
+        Ok(true) => match memory::lookup(ports.storage, version, asked.fp(), session, call_id) {
+            Ok(saved) => saved,
+            Err(e) => return storage_failure(&e),
+        },
         Err(e) => return storage_failure(&e),
     };
     if let Some(s) = saved.as_ref().filter(|s| !s.allow) {
@@ -369,12 +395,13 @@ pub fn record_approval(
     version: &str,
     host: &Prepared,
     ports: &Ports<'_>,
+    index: &memory::Index,
     approval: &Approval,
 ) -> Result<(), PolicyError> {
     if !config.enabled {
         return Err(PolicyError::InvalidInput("key: the tool-call judge is off, so it asked nothing".into()));
     }
-    memory::record(ports.storage, &host.secret, version, approval)
+    memory::record(ports.storage, index, &host.secret, version, approval)
 }
 
 /// Records model usage for budgets.
