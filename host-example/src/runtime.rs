@@ -267,6 +267,16 @@ pub struct Runtime {
     host: Option<HostContext>,
 }
 
+impl Drop for Runtime {
+    /// Each pooled instance writes the counts it keeps before it goes.
+    fn drop(&mut self) {
+        let idle = self.pool.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default();
+        for instance in idle {
+            self.retire(instance);
+        }
+    }
+}
+
 impl Runtime {
     /// Loads the component and configures it with `config` (JSON text).
     pub fn new(options: RuntimeOptions, config: &str) -> Result<Runtime, StartError> {
@@ -394,11 +404,24 @@ impl Runtime {
     }
 
     fn give_back(&self, instance: Instance) {
-        if let Ok(mut pool) = self.pool.lock()
-            && pool.len() < self.limits.pool
-        {
-            pool.push(instance);
+        let extra = match self.pool.lock() {
+            Ok(mut pool) if pool.len() < self.limits.pool => {
+                pool.push(instance);
+                None
+            }
+            _ => Some(instance),
+        };
+        if let Some(instance) = extra {
+            self.retire(instance);
         }
+    }
+
+    /// Drops an instance after it wrote the counts it keeps (the component
+    /// writes them before it reports diagnostics).
+    fn retire(&self, mut instance: Instance) {
+        instance.store.data_mut().clock.start(self.limits.cpu);
+        instance.store.set_epoch_deadline(1);
+        let _ = instance.guard.warden_guard_policy().call_diagnostics(&mut instance.store);
     }
 
     /// Runs one export call on a pooled instance under the sandbox limits. A

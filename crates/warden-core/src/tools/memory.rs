@@ -473,3 +473,7 @@ pub fn clear_session(storage: &dyn Storage, session: &str) -> Result<(), PolicyE
     }
     Ok(())
 }
+
+#[cfg(all(test, feature = "fakes"))]
+#[path = "memory_marker_tests.rs"]
+mod marker_tests;
