@@ -201,7 +201,8 @@ fn answers_recorded_before_markers_existed_are_still_found() {
     let asked = rt.check_tool_call(&fetch());
     answer(&rt, &asked, ApprovalScope::Session, false);
     // Storage as an earlier version left it: the answer without marker or format key.
-    let keys: Vec<String> = storage.list("tools.memory", "", 100, false).expect("list").into_iter().map(|(k, _)| k).collect();
+    let keys: Vec<String> =
+        storage.list("tools.memory", "", 100, false).expect("list").into_iter().map(|(k, _)| k).collect();
     let markers: Vec<&String> = keys.iter().filter(|k| k.starts_with("m:") || *k == "format").collect();
     assert_eq!(markers.len(), 2, "one marker and the format key: {keys:?}");
     for key in markers {

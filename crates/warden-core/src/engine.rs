@@ -147,7 +147,8 @@ impl Warden {
         {
             return v.clone();
         }
-        let judged = tools::judge(&self.config.tools, &self.tools_version, &self.host, ports, &self.memory, call, &args);
+        let judged =
+            tools::judge(&self.config.tools, &self.tools_version, &self.host, ports, &self.memory, call, &args);
         // When the judge found nothing to say beyond its default allow, the
         // pin's positive answer is the rule that decided; anything the judge
         // did decide (a memory, an ask, a deny) stays the rule.

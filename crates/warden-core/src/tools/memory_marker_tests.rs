@@ -139,7 +139,8 @@ fn once_something_is_remembered_for_a_tool_only_that_tool_reads_decision_memory(
     let before = storage.calls();
     w.check_tool_call(&ports, &call("Bash", json!({"command": "ls"})));
     assert_eq!(storage.calls() - before, 1, "another tool reads only its marker");
-    let keys: Vec<String> = storage.list(super::NAMESPACE, "m:", 10, false).expect("list").into_iter().map(|(k, _)| k).collect();
+    let keys: Vec<String> =
+        storage.list(super::NAMESPACE, "m:", 10, false).expect("list").into_iter().map(|(k, _)| k).collect();
     assert_eq!(keys.len(), 1, "{keys:?}");
 }
 
