@@ -176,5 +176,5 @@ pub fn declare(db: &Path, config: Option<&Path>, cache_dir: Option<&Path>, secre
     {
         admin_programs.push(name);
     }
-    HostContext { approval_secret: secret, databases, protected_paths, admin_programs }
+    HostContext { approval_secret: secret, databases, protected_paths, admin_programs, log_level: None }
 }

@@ -114,6 +114,8 @@ def declare(
         "databases": databases,
         "protected_paths": unique,
         "admin_programs": ["warden"],
+        # Every guest line is sent: Python logging decides what to keep, and its level may change.
+        "log_level": None,
     }
 
 
@@ -124,4 +126,6 @@ def ephemeral() -> Dict[str, Any]:
         "databases": [],
         "protected_paths": [],
         "admin_programs": ["warden"],
+        # Every guest line is sent: Python logging decides what to keep, and its level may change.
+        "log_level": None,
     }

@@ -68,12 +68,14 @@ struct Component;
 
 impl PolicyGuest for Component {
     fn set_host_context(context: HostContext) -> Result<(), PolicyError> {
+        let log_level = context.log_level;
         let context = convert::host_context(context);
         context.validate().map_err(convert::policy_error)?;
         if let Some(w) = ACTIVE.0.borrow_mut().as_mut() {
             w.set_host_context(&context).map_err(convert::policy_error)?;
         }
         *HOST.0.borrow_mut() = Some(context);
+        ports::keep_from(log_level);
         Ok(())
     }
 

@@ -4,6 +4,7 @@
 use crate::warden::guard::{http, log, storage};
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU8, Ordering};
 use warden_core::ports::{
     BatchError, Condition, Entry, Http, HttpError, HttpRequest, HttpResponse, Level, Log, Ports, Storage, StorageError,
     Write,
@@ -12,6 +13,31 @@ use warden_core::ports::{
 pub struct HostHttp;
 pub struct HostStorage;
 pub struct HostLog;
+
+/// The least severe level the host keeps, as `level as u8 + 1`; 0 keeps every line.
+static KEPT_FROM: AtomicU8 = AtomicU8::new(0);
+
+fn rank(level: Level) -> u8 {
+    match level {
+        Level::Debug => 1,
+        Level::Info => 2,
+        Level::Warn => 3,
+        Level::Error => 4,
+    }
+}
+
+/// Takes the log level the host declared; `None` keeps every line.
+pub fn keep_from(level: Option<log::Level>) {
+    let kept = level.map_or(0, |l| {
+        rank(match l {
+            log::Level::Debug => Level::Debug,
+            log::Level::Info => Level::Info,
+            log::Level::Warn => Level::Warn,
+            log::Level::Error => Level::Error,
+        })
+    });
+    KEPT_FROM.store(kept, Ordering::Relaxed);
+}
 
 /// The ports of this instance.
 pub fn host() -> Ports<'static> {
@@ -138,5 +164,9 @@ impl Log for HostLog {
             Level::Error => log::Level::Error,
         };
         log::write(level, message);
+    }
+
+    fn enabled(&self, level: Level) -> bool {
+        rank(level) >= KEPT_FROM.load(Ordering::Relaxed)
     }
 }

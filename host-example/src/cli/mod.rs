@@ -411,7 +411,16 @@ fn options(
         },
         storage,
         log: log_sink(host.log_level),
-        host: context,
+        // Lines below the level are dropped here anyway, so the guest need not send them.
+        host: context.map(|c| crate::bindings::exports::warden::guard::policy::HostContext {
+            log_level: Some(match host.log_level {
+                LogLevel::Debug => Level::Debug,
+                LogLevel::Info => Level::Info,
+                LogLevel::Warn => Level::Warn,
+                LogLevel::Error | LogLevel::Off => Level::Error,
+            }),
+            ..c
+        }),
     }
 }
 
