@@ -381,6 +381,13 @@ class Guard:
         with self._lock:
             if len(self._pool) < self._pool_size:
                 self._pool.append(inst)
+                return
+        # An instance past the pool writes the counts it keeps (the component
+        # writes them before it reports diagnostics) before it is dropped.
+        try:
+            self._invoke(inst, "diagnostics")
+        except Exception:  # counting never changes a decision
+            pass
 
     def _invoke(self, inst: _Instance, name: str, *args: Any) -> Any:
         inst.store.set_fuel(self._fuel)

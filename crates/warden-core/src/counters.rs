@@ -51,7 +51,7 @@ pub fn all(ports: &Ports<'_>) -> Result<Vec<Counter>, StorageError> {
         .collect())
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 struct State {
     /// Counts not yet written, by counter name.
     deltas: BTreeMap<String, u64>,
@@ -64,8 +64,16 @@ struct State {
 }
 
 /// Counts of one instance not yet written to storage.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Pending(RefCell<State>);
+
+/// A copy starts with nothing pending, so no count is written twice.
+impl Clone for Pending {
+    fn clone(&self) -> Self {
+        let known = self.0.borrow().known.clone();
+        Pending(RefCell::new(State { known, ..State::default() }))
+    }
+}
 
 impl Pending {
     /// Counts one check under `name` at request time `now_ms`, and writes
