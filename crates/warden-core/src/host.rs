@@ -131,8 +131,8 @@ impl HostContext {
 
 /// The globs compiled once. Every declared path passed [`HostContext::validate`],
 /// which compiles it, and a home alias only shortens a valid glob.
-fn compiled(globs: Vec<String>) -> Vec<paths::Glob> {
-    globs.iter().filter_map(|g| paths::Glob::new(g).ok()).collect()
+fn compiled(globs: Vec<String>) -> paths::GlobSet {
+    paths::GlobSet::new(globs.iter().filter_map(|g| paths::Glob::new(g).ok()).collect())
 }
 
 /// Each glob, with its home-relative form when it lies under a home
@@ -158,10 +158,10 @@ fn with_home_aliases<'a>(globs: impl Iterator<Item = &'a String>) -> Vec<String>
 pub struct Prepared {
     /// The approval secret; empty when the host declared none.
     pub secret: Vec<u8>,
-    /// Every protected glob, databases included, compiled.
-    pub globs: Vec<paths::Glob>,
-    /// The globs of Warden's database files, compiled.
-    pub database_globs: Vec<paths::Glob>,
+    /// Every protected glob, databases included, compiled and indexed.
+    pub globs: paths::GlobSet,
+    /// The globs of Warden's database files, compiled and indexed.
+    pub database_globs: paths::GlobSet,
     /// The file names of Warden's database files, for code that names them inline.
     pub database_names: Vec<String>,
     /// Names Warden's own command runs under.
@@ -172,7 +172,7 @@ impl core::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Prepared")
             .field("secret", &format_args!("({} bytes)", self.secret.len()))
-            .field("globs", &self.globs)
+            .field("globs", &self.globs.globs())
             .field("admin_programs", &self.admin_programs)
             .finish()
     }

@@ -67,44 +67,54 @@ fn split(path: &str) -> (Root, &str) {
 /// Normalizes `path`, resolving a relative one against `cwd` (itself any
 /// path, normalized first) and rewriting paths under `home` to `~/...`.
 pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
-    let path: String = path.chars().take(MAX_PATH_CHARS).collect();
-    let path = other_users_home(&path, home).unwrap_or(path);
-    let (root, rest) = split(&path);
-    let (root, mut segments) = match (root, cwd) {
+    let home_normalized = home.map(|h| normalize_with(h, None, None));
+    normalize_with(path, cwd, home_normalized.as_deref())
+}
+
+/// [`normalize`] with the home directory already normalized.
+fn normalize_with(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) -> String {
+    let path = match path.char_indices().nth(MAX_PATH_CHARS) {
+        Some((cut, _)) => path.get(..cut).unwrap_or(path),
+        None => path,
+    };
+    let other = other_users_home(path, home_normalized);
+    let path = other.as_deref().unwrap_or(path);
+    let (root, rest) = split(path);
+    // The working directory, normalized the first time it is needed.
+    let base: core::cell::OnceCell<String> = core::cell::OnceCell::new();
+    let base_of = |cwd: &str| base.get_or_init(|| normalize_with(cwd, None, home_normalized)).as_str();
+    let (mut root, mut segments): (Root, Vec<&str>) = match (root, cwd) {
         (Root::Relative, Some(cwd)) => {
-            let base = normalize(cwd, None, home);
-            let (root, base_rest) = split(&base);
+            let (root, base_rest) = split(base_of(cwd));
             (root, segments_of(base_rest))
         }
         (root, _) => (root, Vec::new()),
     };
-    let mut root = root;
     for segment in rest.split('/') {
         match segment {
             "" | "." => {}
             ".." => {
-                if segments.last().is_some_and(|s| s == "..") {
-                    segments.push("..".to_string());
+                if segments.last().is_some_and(|s| *s == "..") {
+                    segments.push("..");
                 } else if segments.pop().is_none() {
                     match root {
                         // The parent of an unknown home is most likely `/home`.
                         Root::Home => {
                             root = Root::Absolute;
-                            segments.push("home".to_string());
+                            segments.push("home");
                         }
-                        Root::Relative => segments.push("..".to_string()),
+                        Root::Relative => segments.push(".."),
                         Root::Absolute => {}
                     }
                 }
             }
             s if segments.len() < MAX_SEGMENTS => {
-                segments.push(s.to_string());
+                segments.push(s);
                 match proc_alias(root, &segments) {
                     Some(ProcAlias::Root) => segments.clear(),
                     Some(ProcAlias::Cwd) => {
                         if let Some(cwd) = cwd {
-                            let base = normalize(cwd, None, home);
-                            let (base_root, base_rest) = split(&base);
+                            let (base_root, base_rest) = split(base_of(cwd));
                             root = base_root;
                             segments = segments_of(base_rest);
                         }
@@ -115,26 +125,33 @@ pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
             _ => {}
         }
     }
-    let joined = segments.join("/");
+    let joined_len = segments.iter().map(|s| s.len() + 1).sum::<usize>();
+    let mut normalized = String::with_capacity(joined_len + 1);
+    match root {
+        Root::Absolute => normalized.push('/'),
+        Root::Home if segments.is_empty() => normalized.push('~'),
+        Root::Home => normalized.push_str("~/"),
+        Root::Relative if segments.is_empty() => normalized.push('.'),
+        Root::Relative => {}
+    }
+    for (i, s) in segments.iter().enumerate() {
+        if i > 0 {
+            normalized.push('/');
+        }
+        normalized.push_str(s);
+    }
     // A relative result that now begins with `~`, `~user` or `$HOME` (as in
     // `a/../~/.ssh`) would be read as home the next time it is normalized;
     // it is read so now, the stricter reading, so that normalizing twice
     // changes nothing.
-    if root == Root::Relative && split(&joined).0 != Root::Relative {
-        return normalize(&joined, None, home);
+    if root == Root::Relative && !segments.is_empty() && split(&normalized).0 != Root::Relative {
+        return normalize_with(&normalized, None, home_normalized);
     }
-    let normalized = match root {
-        Root::Absolute => format!("/{joined}"),
-        Root::Home if joined.is_empty() => "~".to_string(),
-        Root::Home => format!("~/{joined}"),
-        Root::Relative if joined.is_empty() => ".".to_string(),
-        Root::Relative => joined,
-    };
-    match home.map(|h| normalize(h, None, None)) {
+    match home_normalized {
         Some(h) if h.starts_with('/') && h != "/" => {
             if normalized == h {
                 "~".to_string()
-            } else if let Some(rest) = normalized.strip_prefix(&h).and_then(|r| r.strip_prefix('/')) {
+            } else if let Some(rest) = normalized.strip_prefix(h).and_then(|r| r.strip_prefix('/')) {
                 format!("~/{rest}")
             } else {
                 normalized
@@ -155,7 +172,7 @@ fn is_login_name(name: &str) -> bool {
 /// `~root/...` as `/root/...` and `~name/...` as `/home/name/...`, or under
 /// the parent of the configured home (`/Users/name` when home is
 /// `/Users/me`). `None` for `~`, `~/...` and what is not a login name.
-fn other_users_home(path: &str, home: Option<&str>) -> Option<String> {
+fn other_users_home(path: &str, home_normalized: Option<&str>) -> Option<String> {
     let rest = path.strip_prefix('~')?;
     let end = rest.find('/').unwrap_or(rest.len());
     let (name, tail) = (rest.get(..end)?, rest.get(end..)?);
@@ -165,9 +182,7 @@ fn other_users_home(path: &str, home: Option<&str>) -> Option<String> {
     if name == "root" {
         return Some(format!("/root{tail}"));
     }
-    let configured = home.map(|h| normalize(h, None, None));
-    let base = configured
-        .as_deref()
+    let base = home_normalized
         .and_then(|h| h.rsplit_once('/'))
         .map(|(parent, _)| parent)
         .filter(|p| !p.is_empty() && *p != "/root")
@@ -184,14 +199,13 @@ enum ProcAlias {
     Cwd,
 }
 
-fn proc_alias(root: Root, segments: &[String]) -> Option<ProcAlias> {
-    if root != Root::Absolute {
+fn proc_alias(root: Root, segments: &[&str]) -> Option<ProcAlias> {
+    if root != Root::Absolute || segments.first() != Some(&"proc") {
         return None;
     }
     let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
     let own = |s: &str| s == "self" || s == "thread-self";
-    let names: Vec<&str> = segments.iter().map(String::as_str).collect();
-    match names.as_slice() {
+    match segments {
         ["proc", p, "root"] if own(p) || digits(p) => Some(ProcAlias::Root),
         ["proc", p, "task", t, "root"] if (own(p) || digits(p)) && digits(t) => Some(ProcAlias::Root),
         ["proc", p, "cwd"] if own(p) => Some(ProcAlias::Cwd),
@@ -200,15 +214,21 @@ fn proc_alias(root: Root, segments: &[String]) -> Option<ProcAlias> {
 }
 
 /// The segments of a normalized path's body; `.` (an empty relative path) has none.
-fn segments_of(rest: &str) -> Vec<String> {
-    rest.split('/').filter(|s| !s.is_empty() && *s != ".").map(str::to_string).collect()
+fn segments_of(rest: &str) -> Vec<&str> {
+    rest.split('/').filter(|s| !s.is_empty() && *s != ".").collect()
 }
 
 /// The path as seen from a home directory: itself if it is home-relative,
 /// or the part after `/root`, `/home/NAME` or `/Users/NAME`.
 pub fn home_alias(path: &str) -> Option<String> {
+    home_rest(path).map(|rest| format!("~{rest}"))
+}
+
+/// What follows `~` in [`home_alias`] of `path`, borrowed from it: `""` for
+/// home itself, else `/...`.
+fn home_rest(path: &str) -> Option<&str> {
     if path == "~" || path.starts_with("~/") {
-        return Some(path.to_string());
+        return path.get(1..);
     }
     let rest = if let Some(rest) = path.strip_prefix("/root") {
         rest
@@ -221,11 +241,7 @@ pub fn home_alias(path: &str) -> Option<String> {
     } else {
         return None;
     };
-    match rest {
-        "" => Some("~".to_string()),
-        r if r.starts_with('/') => Some(format!("~{r}")),
-        _ => None,
-    }
+    (rest.is_empty() || rest.starts_with('/')).then_some(rest)
 }
 
 /// Most segments one glob may have; checked when globs are configured.
@@ -238,36 +254,40 @@ pub const MAX_GLOBSTARS: usize = 4;
 /// checked when globs are configured.
 pub const MAX_GLOB_WILDCARDS: usize = 16;
 
-/// One path segment, as characters, so `?` matches one character.
-type Segment = Vec<char>;
-
-/// A normalized path split once into the forms globs match against, so one
-/// path can be tested against many globs without splitting it again.
-pub struct SplitPath {
-    /// Segments of an absolute path, for `/`-anchored globs.
-    rooted: Option<Vec<Segment>>,
-    /// Segments after `~` of the home alias, for `~/` globs.
-    home: Option<Vec<Segment>>,
-    /// Segments without a leading `/` or `~`, for `**/` globs.
-    body: Vec<Segment>,
+/// A normalized path seen in the forms globs match against. It borrows the
+/// path and allocates nothing: its segments are read as a glob walks them.
+#[derive(Debug, Clone, Copy)]
+pub struct SplitPath<'a> {
+    /// The body of an absolute path, for `/`-anchored globs.
+    rooted: Option<&'a str>,
+    /// What follows `~` in the home alias, for `~/` globs.
+    home: Option<&'a str>,
+    /// The path without a leading `/` or `~`, for `**/` globs.
+    body: &'a str,
 }
 
-fn owned_segments(text: &str) -> Vec<Segment> {
-    text.split('/').filter(|s| !s.is_empty()).map(|s| s.chars().collect()).collect()
+/// The non-empty segments of a path body.
+fn segments_in(text: &str) -> impl DoubleEndedIterator<Item = &str> + Clone {
+    text.split('/').filter(|s| !s.is_empty())
 }
 
-impl SplitPath {
-    pub fn new(path: &str) -> SplitPath {
-        SplitPath {
-            rooted: path.strip_prefix('/').map(owned_segments),
-            home: home_alias(path).map(|alias| owned_segments(alias.get(1..).unwrap_or_default())),
-            body: owned_segments(path.trim_start_matches(['/', '~'])),
-        }
+impl<'a> SplitPath<'a> {
+    pub fn new(path: &'a str) -> SplitPath<'a> {
+        SplitPath { rooted: path.strip_prefix('/'), home: home_rest(path), body: path.trim_start_matches(['/', '~']) }
     }
 
     /// Whether `glob` matches this path.
     pub fn matches(&self, glob: &Glob) -> bool {
         glob.matches(self)
+    }
+
+    /// The segments a glob of this anchor walks, if it can match at all.
+    fn for_anchor(&self, anchor: Anchor) -> Option<&'a str> {
+        match anchor {
+            Anchor::Anywhere => Some(self.body),
+            Anchor::Home => self.home,
+            Anchor::Rooted => self.rooted,
+        }
     }
 }
 
@@ -294,7 +314,7 @@ enum Part {
     /// `**`: zero or more whole segments.
     GlobStar,
     /// A segment without wildcards, compared exactly.
-    Literal(Segment),
+    Literal(String),
     /// A segment with `*` or `?`: the pieces between its stars, each a run of
     /// characters (`None` is `?`). One piece means no star at all.
     Wild(Vec<Vec<Option<char>>>),
@@ -363,7 +383,7 @@ impl Glob {
             let wild = segment.chars().filter(|c| matches!(c, '*' | '?')).count();
             wildcards += wild;
             parts.push(if wild == 0 {
-                Part::Literal(segment.chars().collect())
+                Part::Literal(segment.to_string())
             } else {
                 Part::Wild(
                     segment.split('*').map(|piece| piece.chars().map(|c| (c != '?').then_some(c)).collect()).collect(),
@@ -414,16 +434,11 @@ impl Glob {
 
     /// [`Glob::matches`], adding each character comparison and state step to `work`.
     fn matches_counting(&self, path: &SplitPath, work: &mut usize) -> bool {
-        let segments = match self.anchor {
-            Anchor::Anywhere => Some(&path.body),
-            Anchor::Home => path.home.as_ref(),
-            Anchor::Rooted => path.rooted.as_ref(),
-        };
-        segments.is_some_and(|s| self.run(s, work))
+        path.for_anchor(self.anchor).is_some_and(|body| self.run(segments_in(body), work))
     }
 
     /// The automaton: bit `i` of `states` means the first `i` parts have matched.
-    fn run(&self, path: &[Segment], work: &mut usize) -> bool {
+    fn run<'p>(&self, path: impl Iterator<Item = &'p str>, work: &mut usize) -> bool {
         let n = self.parts.len();
         let close = |mut states: u64| {
             for (i, part) in self.parts.iter().enumerate() {
@@ -463,6 +478,107 @@ impl Glob {
         }
         states & (1 << n) != 0
     }
+
+    /// The literal first part, which the first segment must equal.
+    fn first_literal(&self) -> Option<&str> {
+        match self.parts.first() {
+            Some(Part::Literal(l)) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+/// Globs compiled once and indexed, so a path is matched only against the
+/// globs that can match it, in their configured order.
+///
+/// A glob anchored at `/` or `~/` whose first segment has no wildcard is
+/// filed under that segment: `/etc/shadow` is a candidate only for paths
+/// whose first segment is `etc`. The others (`**/.env`, `/*/x`) are
+/// candidates for every path. A candidate whose last segment is not `**`
+/// is skipped without walking the path when that segment does not match
+/// the path's last one. Both are necessary conditions of a match, so the set
+/// answers exactly what matching every glob in order would.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GlobSet {
+    globs: Vec<Glob>,
+    /// Positions of `/`-anchored globs by their literal first segment.
+    rooted: BTreeMap<String, Vec<usize>>,
+    /// Positions of `~/`-anchored globs by their literal first segment.
+    home: BTreeMap<String, Vec<usize>>,
+    /// Positions of every other glob.
+    unindexed: Vec<usize>,
+}
+
+impl GlobSet {
+    pub fn new(globs: Vec<Glob>) -> GlobSet {
+        let mut set = GlobSet { globs: Vec::new(), ..GlobSet::default() };
+        for (i, glob) in globs.iter().enumerate() {
+            let index = match (glob.anchor, glob.first_literal()) {
+                (Anchor::Rooted, Some(first)) => set.rooted.entry(first.to_string()).or_default(),
+                (Anchor::Home, Some(first)) => set.home.entry(first.to_string()).or_default(),
+                _ => &mut set.unindexed,
+            };
+            index.push(i);
+        }
+        set.globs = globs;
+        set
+    }
+
+    /// The globs, in their configured order.
+    pub fn globs(&self) -> &[Glob] {
+        &self.globs
+    }
+
+    /// The position of the first glob, in configured order, that `keep`
+    /// accepts and that matches `path`.
+    pub fn first_match(&self, path: &SplitPath, keep: impl Fn(usize) -> bool) -> Option<usize> {
+        let mut lists = [listed(&self.rooted, path.rooted), listed(&self.home, path.home), self.unindexed.as_slice()];
+        loop {
+            // The smallest position at the head of the three lists.
+            let (list, &i) = lists
+                .iter()
+                .enumerate()
+                .filter_map(|(l, list)| list.first().map(|i| (l, i)))
+                .min_by_key(|(_, i)| *i)?;
+            if let Some(rest) = lists.get_mut(list) {
+                *rest = rest.get(1..).unwrap_or_default();
+            }
+            if keep(i) && self.globs.get(i).is_some_and(|g| g.matches_quickly(path)) {
+                return Some(i);
+            }
+        }
+    }
+
+    /// The first glob, in configured order, that matches `path`.
+    pub fn first_glob(&self, path: &SplitPath) -> Option<&Glob> {
+        self.first_match(path, |_| true).and_then(|i| self.globs.get(i))
+    }
+
+    /// Whether any glob matches `path`.
+    pub fn any_match(&self, path: &SplitPath) -> bool {
+        self.first_match(path, |_| true).is_some()
+    }
+}
+
+/// The positions filed under the first segment of `body`.
+fn listed<'m>(map: &'m BTreeMap<String, Vec<usize>>, body: Option<&str>) -> &'m [usize] {
+    body.and_then(|b| segments_in(b).next()).and_then(|f| map.get(f)).map_or(&[], Vec::as_slice)
+}
+
+impl Glob {
+    /// [`Glob::matches`], with the last segment compared before the path is
+    /// walked: a last part that is not `**` matches only the last segment.
+    fn matches_quickly(&self, path: &SplitPath) -> bool {
+        let Some(body) = path.for_anchor(self.anchor) else { return false };
+        let last = segments_in(body).next_back();
+        let possible = match (self.parts.last(), last) {
+            (None | Some(Part::GlobStar), _) => true,
+            (Some(_), None) => false,
+            (Some(Part::Literal(literal)), Some(name)) => literal == name,
+            (Some(Part::Wild(pieces)), Some(name)) => wild_matches(pieces, name, &mut 0),
+        };
+        possible && self.run(segments_in(body), &mut 0)
+    }
 }
 
 impl serde::Serialize for Glob {
@@ -490,41 +606,53 @@ impl schemars::JsonSchema for Glob {
     }
 }
 
-/// Whether `piece` matches `text` at `at` (`None` matches any character).
-fn piece_at(piece: &[Option<char>], text: &[char], at: usize, work: &mut usize) -> bool {
-    let Some(window) = text.get(at..at + piece.len()) else { return false };
-    for (p, c) in piece.iter().zip(window) {
+/// Whether `piece` matches the start of `text` (`None` matches any
+/// character): `Ok` with the bytes it covers, `Err(true)` when `text` has
+/// fewer characters than the piece, `Err(false)` when a character differs.
+fn piece_at(piece: &[Option<char>], text: &str, work: &mut usize) -> Result<usize, bool> {
+    let mut chars = text.char_indices();
+    for p in piece {
+        let Some((_, c)) = chars.next() else { return Err(true) };
         *work += 1;
-        if p.is_some_and(|p| p != *c) {
-            return false;
+        if p.is_some_and(|p| p != c) {
+            return Err(false);
         }
     }
-    true
+    Ok(chars.next().map_or(text.len(), |(i, _)| i))
 }
 
 /// Whether a segment with wildcards matches `text`: the first piece at the
 /// start, the last at the end, and the pieces between stars each at the
 /// first place they fit, in order.
-fn wild_matches(pieces: &[Vec<Option<char>>], text: &[char], work: &mut usize) -> bool {
+fn wild_matches(pieces: &[Vec<Option<char>>], text: &str, work: &mut usize) -> bool {
     let (Some(first), Some(last)) = (pieces.first(), pieces.last()) else { return false };
     if pieces.len() == 1 {
-        return first.len() == text.len() && piece_at(first, text, 0, work);
+        return piece_at(first, text, work) == Ok(text.len());
     }
-    let Some(end) = text.len().checked_sub(last.len()) else { return false };
-    if end < first.len() || !piece_at(first, text, 0, work) || !piece_at(last, text, end, work) {
+    // Where the last piece starts: as many characters before the end as it has.
+    let end = match last.len().checked_sub(1) {
+        None => text.len(),
+        Some(back) => match text.char_indices().nth_back(back) {
+            Some((i, _)) => i,
+            None => return false,
+        },
+    };
+    let (Some(head), Some(tail)) = (text.get(..end), text.get(end..)) else { return false };
+    let Ok(mut at) = piece_at(first, head, work) else { return false };
+    if piece_at(last, tail, work).is_err() {
         return false;
     }
-    let mut at = first.len();
     for piece in pieces.get(1..pieces.len() - 1).unwrap_or_default() {
         loop {
-            if at + piece.len() > end {
-                return false;
+            let rest = head.get(at..).unwrap_or_default();
+            match piece_at(piece, rest, work) {
+                Ok(len) => {
+                    at += len;
+                    break;
+                }
+                Err(true) => return false,
+                Err(false) => at += rest.chars().next().map_or(1, char::len_utf8),
             }
-            if piece_at(piece, text, at, work) {
-                at += piece.len();
-                break;
-            }
-            at += 1;
         }
     }
     true
@@ -834,8 +962,57 @@ mod tests {
 
     use proptest::prelude::*;
 
+    fn anchored_glob_strategy() -> impl Strategy<Value = String> {
+        let anchor = prop_oneof![Just("/"), Just("~/"), Just("**/"), Just("!/"), Just("!**/")];
+        (anchor, proptest::collection::vec(glob_segment_strategy(), 0..4))
+            .prop_map(|(anchor, segments)| format!("{anchor}{}", segments.join("/")))
+    }
+
+    fn path_strategy() -> impl Strategy<Value = String> {
+        let root = prop_oneof![Just("/"), Just("~/"), Just(""), Just("/home/me/"), Just("/root/"), Just("/Users/x/")];
+        (root, proptest::collection::vec(segment_strategy(), 0..6))
+            .prop_map(|(root, segments)| format!("{root}{}", segments.join("/")))
+    }
+
+    #[test]
+    fn a_glob_set_skips_only_globs_that_cannot_match() {
+        let globs: Vec<Glob> =
+            ["/etc/shadow", "~/.ssh/**", "**/.env", "**/.env.*", "/*/x", "~", "/", "/tmp/**", "~/.ssh/*.pub"]
+                .iter()
+                .map(|g| Glob::new(g).expect("valid"))
+                .collect();
+        let set = GlobSet::new(globs.clone());
+        for path in
+            ["/etc/shadow", "~/.ssh/id", "/root/.ssh", "/a/.env", ".env", "/ws/.env.local", "/q/x", "~", "/", "/tmp"]
+        {
+            let split = SplitPath::new(path);
+            let expected = globs.iter().position(|g| g.matches(&split));
+            assert!(expected.is_some(), "`{path}` is meant to match one of the globs");
+            assert_eq!(set.first_match(&split, |_| true), expected, "{path}");
+        }
+        for path in ["/srv/a", "/etc", "/etc/shadow/x", "~/.sshx", "/a/.envx"] {
+            assert_eq!(set.first_match(&SplitPath::new(path), |_| true), None, "{path}");
+        }
+        // `keep` passes over a glob that matches, to the next one that does.
+        assert_eq!(set.first_match(&SplitPath::new("~/.ssh/k.pub"), |i| i != 1), Some(8));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(crate::fuzz::cases(4000)))]
+
+        #[test]
+        fn a_glob_set_answers_what_matching_each_glob_in_order_does(
+            texts in proptest::collection::vec(anchored_glob_strategy(), 0..12),
+            path in path_strategy(),
+            skip in 0usize..12,
+        ) {
+            let globs: Vec<Glob> = texts.iter().filter_map(|t| Glob::with_exception(t).ok()).collect();
+            let set = GlobSet::new(globs.clone());
+            let split = SplitPath::new(&path);
+            let expected = globs.iter().enumerate().position(|(i, g)| i != skip && g.matches(&split));
+            prop_assert_eq!(set.first_match(&split, |i| i != skip), expected, "`{}` against {:?}", path, texts);
+            prop_assert_eq!(set.any_match(&split), globs.iter().any(|g| g.matches(&split)));
+        }
 
         #[test]
         fn the_compiled_matcher_agrees_with_a_regular_expression(

@@ -34,6 +34,23 @@ pub fn shown(value: &Value) -> String {
     shorten(&text)
 }
 
+/// Text shortened as [`shorten`] does when it is printed, so a message
+/// that is never built costs nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct Shortened<'a>(pub &'a str);
+
+impl core::fmt::Display for Shortened<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0.char_indices().nth(MAX_SHOWN_VALUE_CHARS) {
+            None => f.write_str(self.0),
+            Some((cut, _)) => {
+                f.write_str(self.0.get(..cut).unwrap_or(self.0))?;
+                f.write_str("…")
+            }
+        }
+    }
+}
+
 /// Shortens text for an error message.
 pub fn shorten(text: &str) -> String {
     if text.chars().count() <= MAX_SHOWN_VALUE_CHARS {
@@ -337,6 +354,16 @@ mod tests {
 
     fn root(value: &Value) -> Node<'_> {
         Node { path: String::new(), value }
+    }
+
+    #[test]
+    fn shortened_text_prints_as_shorten_returns_it_at_and_past_the_bound() {
+        let at = "é".repeat(MAX_SHOWN_VALUE_CHARS);
+        let past = format!("{at}x");
+        for text in ["", "tool", at.as_str(), past.as_str()] {
+            assert_eq!(Shortened(text).to_string(), shorten(text), "{text}");
+        }
+        assert_eq!(Shortened(&past).to_string(), format!("{at}…"));
     }
 
     #[test]

@@ -156,6 +156,10 @@ pub struct ToolsConfig {
     /// Self-protection: the `self.*` rules that guard Warden's own files,
     /// commands and database from the agent. All on by default.
     pub self_protection: SelfProtection,
+    /// What the judge derives from the fields above, computed when they are read.
+    #[serde(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub compiled: super::compiled::Compiled,
 }
 
 /// The `tools.selfProtection` section: the one place self-protection is widened.
@@ -215,7 +219,7 @@ pub const DEFAULT_WRITABLE: &[&str] =
 
 impl Default for ToolsConfig {
     fn default() -> Self {
-        ToolsConfig {
+        let config = ToolsConfig {
             enabled: true,
             mode: Mode::Enforce,
             workspace: None,
@@ -234,7 +238,9 @@ impl Default for ToolsConfig {
             rules: BTreeMap::new(),
             budget: None,
             self_protection: SelfProtection::default(),
-        }
+            compiled: super::compiled::Compiled::default(),
+        };
+        config.compiled()
     }
 }
 
@@ -314,7 +320,13 @@ impl ToolsConfig {
         if let Some(node) = obj.get("selfProtection") {
             config.self_protection = read_self_protection(r, &node);
         }
-        config
+        config.compiled()
+    }
+
+    /// The section with what the judge derives from it computed.
+    fn compiled(mut self) -> ToolsConfig {
+        self.compiled = super::compiled::Compiled::new(&self.protected_paths, &self.writable_paths);
+        self
     }
 
     /// The check's status for reports.
@@ -350,9 +362,15 @@ impl ToolsConfig {
     }
 
     /// The taxonomy entry of a tool.
-    pub fn classify(&self, builtin: &[ToolEntry], name: &str) -> Option<ToolEntry> {
-        let builtin: &[ToolEntry] = if self.builtin_taxonomy { builtin } else { &[] };
-        taxonomy::classify(&self.taxonomy, builtin, name).cloned()
+    pub fn classify(&self, name: &str) -> Option<&ToolEntry> {
+        let builtin: &[ToolEntry] = if self.builtin_taxonomy { &self.compiled.taxonomy } else { &[] };
+        taxonomy::classify(&self.taxonomy, builtin, name)
+    }
+
+    /// The input schema of a tool: the configured one, else the built-in one.
+    pub fn schema(&self, name: &str) -> Option<&InputSchema> {
+        let builtin: &[InputSchema] = if self.builtin_inputs { &self.compiled.inputs } else { &[] };
+        self.inputs.iter().find(|s| s.tool == name).or_else(|| builtin.iter().find(|s| s.tool == name))
     }
 }
 

@@ -62,6 +62,12 @@ pub const FORMATTERS: &[&str] =
 
 /// Whether a normalized path is a block or memory device.
 pub fn is_block_device(path: &str) -> bool {
+    // Every glob of `BLOCK_DEVICES` starts with the segment `dev`: other
+    // paths are not compared with them at all.
+    let under_dev = path.strip_prefix('/').is_some_and(|rest| rest.split('/').find(|s| !s.is_empty()) == Some("dev"));
+    if !under_dev {
+        return false;
+    }
     if BLOCK_DEVICES.iter().any(|g| paths::glob_matches(g, path)) {
         return true;
     }
@@ -160,4 +166,31 @@ pub fn check(analysis: &Analysis, inv: &Invocation, home: Option<&str>, out: &mu
 
 fn finding(rule: &'static str, reason: String) -> Finding {
     Finding { rule, reason }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_block_device_glob_lies_under_dev_so_other_paths_skip_them() {
+        for glob in BLOCK_DEVICES {
+            assert!(glob.starts_with("/dev/") && paths::glob_problem(glob).is_none(), "{glob}");
+        }
+        for (path, block) in [
+            ("/dev/sda", true),
+            ("/dev/nvme0n1p1", true),
+            ("/dev/vg0/root", true),
+            ("/dev/mapper/x", true),
+            ("/dev/null", false),
+            ("/dev/pts/0", false),
+            ("/dev", false),
+            ("/devices/sda", false),
+            ("/tmp/dev/sda", false),
+            ("dev/sda", false),
+            ("~/dev/sda", false),
+        ] {
+            assert_eq!(is_block_device(path), block, "{path}");
+        }
+    }
 }

@@ -41,6 +41,7 @@
 //! read or written, the call is denied with `tools.storage-unavailable`.
 
 pub mod budget;
+pub mod compiled;
 pub mod config;
 pub mod devices;
 pub mod exec;
@@ -134,8 +135,8 @@ fn places<'c>(
         cwd: field_cwd.or(base),
         workspace,
         home,
-        protected: &config.protected_paths,
-        writable: &config.writable_paths,
+        protected: &config.compiled.protected,
+        writable: &config.compiled.writable,
         host,
     }
 }
@@ -266,9 +267,7 @@ fn evaluate(
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
-    let builtin = taxonomy::builtin();
-    let entry = config.classify(&builtin, &call.tool_name);
-    let entry = entry.as_ref();
+    let entry = config.classify(&call.tool_name);
     let places = places(config, host, call, entry, args);
     let session = call.session_id.as_deref().filter(|s| !s.is_empty());
     let call_id = call.call_id.as_deref().filter(|s| !s.is_empty());
@@ -308,9 +307,7 @@ fn evaluate(
 
     // 2. Input validation and budget.
     let mut signals = Vec::new();
-    let schema = config.inputs.iter().find(|s| s.tool == call.tool_name);
-    let builtin_schemas = if config.builtin_inputs && schema.is_none() { validate::builtin() } else { Vec::new() };
-    let schema = schema.or_else(|| builtin_schemas.iter().find(|s| s.tool == call.tool_name));
+    let schema = config.schema(&call.tool_name);
     if let Some((rule, reason)) = validate::check(schema, entry, &call.tool_name, args)
         && let Some(v) = decide(config, &asked, vec![Finding { rule, reason }], &mut signals)
     {
@@ -365,7 +362,7 @@ fn evaluate(
 
     // 6. Ask rules.
     let kind = entry.map_or(Kind::Other, |e| e.kind);
-    let tool = crate::config::reader::shorten(&call.tool_name);
+    let tool = crate::config::reader::Shortened(&call.tool_name);
     let mut findings = Vec::new();
     if config.ask_kinds.contains(&kind) {
         findings.push(Finding {

@@ -13,7 +13,7 @@
 //! shell commands are checked by the exec gate with the same [`Places`].
 
 use super::Finding;
-use super::protected::{Access, Hit, ProtectedPath};
+use super::protected::{Access, Hit, ProtectedSet};
 use super::rules;
 use super::taxonomy::{self, Kind, ToolEntry};
 use crate::config::reader::shorten;
@@ -28,10 +28,10 @@ pub struct Places<'a> {
     /// Workspace root, normalized.
     pub workspace: Option<String>,
     pub home: Option<&'a str>,
-    /// Protected-path globs, compiled at configure; exceptions (`!glob`) among them.
-    pub protected: &'a [ProtectedPath],
-    /// Writable-path globs, compiled at configure.
-    pub writable: &'a [paths::Glob],
+    /// Protected-path globs, compiled and indexed at configure; exceptions (`!glob`) among them.
+    pub protected: &'a ProtectedSet,
+    /// Writable-path globs, compiled and indexed at configure.
+    pub writable: &'a paths::GlobSet,
     /// What the host declared about itself: Warden's own files and command.
     pub host: &'a crate::host::Prepared,
 }
@@ -53,8 +53,7 @@ impl Places<'_> {
         if paths::is_within(path, workspace) {
             return true;
         }
-        let split = paths::SplitPath::new(path);
-        self.writable.iter().any(|g| split.matches(g))
+        self.writable.any_match(&paths::SplitPath::new(path))
     }
 
     /// Whether a normalized path is strictly inside a workspace that is
@@ -88,7 +87,7 @@ pub fn check(
     derived: &[String],
 ) -> Vec<Finding> {
     let kind = entry.map_or(Kind::Other, |e| e.kind);
-    let tool = shorten(tool);
+    let tool = crate::config::reader::Shortened(tool);
     let mut named: Vec<String> = Vec::new();
     if let Some(e) = entry {
         for f in &e.path_fields {
@@ -117,7 +116,7 @@ pub fn check(
         Kind::Shell | Kind::Other => &[(Access::Read, "read"), (Access::Write, "write")],
     };
     let mut check_one = |raw: &str, path: String, confine: bool| {
-        out.extend(super::self_guard::file_finding(places, &tool, verb, raw, &path));
+        out.extend(super::self_guard::file_finding(places, tool, verb, raw, &path));
         if let Some((hit, verb)) = accesses.iter().find_map(|(a, v)| places.protected_by(&path, *a).map(|h| (h, *v))) {
             out.push(Finding {
                 rule: hit.rule(),

@@ -13,7 +13,7 @@
 
 use super::rules;
 use crate::config::reader::{Node, Reader, Text, shorten, shown};
-use crate::paths::{Glob, SplitPath};
+use crate::paths::{Glob, GlobSet, SplitPath};
 use crate::prelude::*;
 
 /// What a program or a tool does to a path.
@@ -95,30 +95,64 @@ impl ProtectedPath {
     }
 }
 
-/// The entry of `entries` that protects `path` against `access`, unless an
+/// `tools.protectedPaths` compiled once, when the configuration is read:
+/// the protections and the exceptions each indexed (see [`GlobSet`]), and
+/// the fixed leading part of every read-protected glob, for [`held_in`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProtectedSet {
+    /// The entries that are not exceptions, and what each protects.
+    protections: GlobSet,
+    protects: Vec<Protect>,
+    /// The exceptions (`!glob`), and what each lifts.
+    exceptions: GlobSet,
+    lifts: Vec<Protect>,
+    /// Read-protected globs anchored at `/` or `~`, with their fixed leading part.
+    held: Vec<(String, String)>,
+}
+
+impl ProtectedSet {
+    pub fn new(entries: &[ProtectedPath]) -> ProtectedSet {
+        let (exceptions, protections): (Vec<&ProtectedPath>, Vec<&ProtectedPath>) =
+            entries.iter().partition(|e| e.glob.is_exception());
+        let held = protections
+            .iter()
+            .filter(|e| e.protect.covers(Access::Read))
+            .map(|e| e.glob.as_str())
+            .filter_map(|glob| {
+                let fixed: Vec<&str> = glob.split('/').take_while(|s| !s.contains(['*', '?', '['])).collect();
+                let fixed = fixed.join("/");
+                let anchored = fixed == "~" || fixed.starts_with("~/") || fixed.starts_with('/');
+                anchored.then(|| (glob.to_string(), fixed))
+            })
+            .collect();
+        ProtectedSet {
+            protects: protections.iter().map(|e| e.protect).collect(),
+            protections: GlobSet::new(protections.iter().map(|e| e.glob.clone()).collect()),
+            lifts: exceptions.iter().map(|e| e.protect).collect(),
+            exceptions: GlobSet::new(exceptions.iter().map(|e| e.glob.clone()).collect()),
+            held,
+        }
+    }
+}
+
+/// The entry of `set` that protects `path` against `access`, unless an
 /// exception for that access matches the path too.
-pub fn protected_by<'a>(entries: &'a [ProtectedPath], path: &str, access: Access) -> Option<Hit<'a>> {
+pub fn protected_by<'a>(set: &'a ProtectedSet, path: &str, access: Access) -> Option<Hit<'a>> {
     let split = SplitPath::new(path);
-    let covering = |e: &&ProtectedPath| e.protect.covers(access) && split.matches(&e.glob);
-    let hit = entries.iter().filter(|e| !e.glob.is_exception()).find(covering)?;
-    let excepted = entries.iter().filter(|e| e.glob.is_exception()).any(|e| covering(&e));
-    (!excepted).then_some(Hit { glob: hit.glob.as_str(), protect: hit.protect })
+    let covers = |protects: &[Protect], i: usize| protects.get(i).is_some_and(|p| p.covers(access));
+    let hit = set.protections.first_match(&split, |i| covers(&set.protects, i))?;
+    let excepted = set.exceptions.first_match(&split, |i| covers(&set.lifts, i)).is_some();
+    let (glob, protect) = (set.protections.globs().get(hit)?, *set.protects.get(hit)?);
+    (!excepted).then_some(Hit { glob: glob.as_str(), protect })
 }
 
 /// The read-protected glob that a whole-directory read of `dir` (a
 /// normalized path) takes in: one whose fixed leading part lies inside `dir`
 /// (`~` holds `~/.aws/credentials`, `/` holds everything). Globs that start
 /// with a wildcard (`**/.env`) could be anywhere and are not counted here.
-pub fn held_in<'a>(entries: &'a [ProtectedPath], dir: &str) -> Option<&'a str> {
+pub fn held_in<'a>(set: &'a ProtectedSet, dir: &str) -> Option<&'a str> {
     let dir = crate::paths::home_alias(dir).unwrap_or_else(|| dir.to_string());
-    entries.iter().filter(|e| !e.glob.is_exception() && e.protect.covers(Access::Read)).map(|e| e.glob.as_str()).find(
-        |glob| {
-            let fixed: Vec<&str> = glob.split('/').take_while(|s| !s.contains(['*', '?', '['])).collect();
-            let fixed = fixed.join("/");
-            let anchored = fixed == "~" || fixed.starts_with("~/") || fixed.starts_with('/');
-            anchored && (dir == "/" || crate::paths::is_within(&fixed, &dir))
-        },
-    )
+    set.held.iter().find(|(_, fixed)| dir == "/" || crate::paths::is_within(fixed, &dir)).map(|(glob, _)| glob.as_str())
 }
 
 /// Reads one entry: a glob string, or `{ "glob": ..., "protect": ... }`.
@@ -217,6 +251,78 @@ impl schemars::JsonSchema for ProtectedPath {
 mod tests {
     use super::*;
 
+    /// Protection as it is defined: every entry tried in order, then every exception.
+    fn protected_by_each_entry(entries: &[ProtectedPath], path: &str, access: Access) -> Option<(String, Protect)> {
+        let split = SplitPath::new(path);
+        let covering = |e: &&ProtectedPath| e.protect.covers(access) && split.matches(&e.glob);
+        let hit = entries.iter().filter(|e| !e.glob.is_exception()).find(covering)?;
+        let excepted = entries.iter().filter(|e| e.glob.is_exception()).any(|e| covering(&e));
+        (!excepted).then(|| (hit.glob.as_str().to_string(), hit.protect))
+    }
+
+    #[test]
+    fn the_indexed_protected_paths_decide_as_each_entry_in_order_does() {
+        let mut list: Vec<ProtectedPath> =
+            super::super::config::DEFAULT_PROTECTED.iter().map(|g| ProtectedPath::both(g).expect("valid")).collect();
+        list.extend(entries(&[
+            ("~/.bashrc", Protect::Writes),
+            ("/srv/drop/**", Protect::Reads),
+            ("/*/secret", Protect::Reads),
+            ("!/srv/drop/public/**", Protect::Reads),
+            ("**/id_*", Protect::Both),
+        ]));
+        let set = ProtectedSet::new(&list);
+        let paths = [
+            "~/.ssh/id_rsa",
+            "~/.ssh/id_rsa.pub",
+            "/home/alice/.ssh/config",
+            "/root/.aws/credentials",
+            "/Users/x/.config/gcloud/a/b",
+            "~/.bashrc",
+            "/etc/shadow",
+            "/etc/sudoers.d/x",
+            "/ws/app/.env",
+            "/ws/app/.env.local",
+            "/ws/app/.env.example",
+            ".env",
+            "src/.env.sample",
+            "/srv/drop/x",
+            "/srv/drop/public/x",
+            "/opt/secret",
+            "/tmp/id_ed25519",
+            "/home/dev/project/src/main.rs",
+            "/",
+            "~",
+            ".",
+        ];
+        for path in paths {
+            for access in [Access::Read, Access::Write] {
+                let indexed = protected_by(&set, path, access).map(|h| (h.glob.to_string(), h.protect));
+                assert_eq!(indexed, protected_by_each_entry(&list, path, access), "{path} {access:?}");
+            }
+        }
+        assert!(protected_by(&set, "/ws/app/.env", Access::Read).is_some(), "the table holds protected paths");
+    }
+
+    #[test]
+    fn directories_hold_the_read_protected_globs_whose_fixed_part_they_contain() {
+        let list = entries(&[
+            ("~/.bashrc", Protect::Writes),
+            ("**/.env", Protect::Both),
+            ("~/.aws/credentials", Protect::Both),
+            ("!~/.ssh/*.pub", Protect::Reads),
+            ("/srv/drop/**", Protect::Reads),
+        ]);
+        let set = ProtectedSet::new(&list);
+        assert_eq!(held_in(&set, "~"), Some("~/.aws/credentials"));
+        assert_eq!(held_in(&set, "/home/me"), Some("~/.aws/credentials"));
+        assert_eq!(held_in(&set, "~/.aws"), Some("~/.aws/credentials"));
+        assert_eq!(held_in(&set, "/srv"), Some("/srv/drop/**"));
+        assert_eq!(held_in(&set, "/"), Some("~/.aws/credentials"));
+        assert_eq!(held_in(&set, "/srv/other"), None);
+        assert_eq!(held_in(&set, "~/.ssh"), None, "an exception holds nothing");
+    }
+
     fn entries(list: &[(&str, Protect)]) -> Vec<ProtectedPath> {
         list.iter()
             .map(|(g, protect)| ProtectedPath { glob: Glob::with_exception(g).expect("valid"), protect: *protect })
@@ -231,7 +337,8 @@ mod tests {
             ("~/.ssh/**", Protect::Both),
             ("!~/.ssh/*.pub", Protect::Reads),
         ]);
-        let rule = |path: &str, access| protected_by(&list, path, access).map(|h| h.rule());
+        let set = ProtectedSet::new(&list);
+        let rule = |path: &str, access| protected_by(&set, path, access).map(|h| h.rule());
         assert_eq!(rule("~/.bashrc", Access::Write), Some(rules::PATH_PROTECTED_WRITE));
         assert_eq!(rule("~/.bashrc", Access::Read), None);
         assert_eq!(rule("/srv/drop/x", Access::Read), Some(rules::PATH_PROTECTED_READ));

@@ -61,12 +61,17 @@ pub const DATABASE_CLIENTS: &[&str] = &[
 
 /// The host-declared glob a normalized path matches.
 pub fn protected_by<'a>(places: &Places<'a>, path: &str) -> Option<&'a str> {
-    let split = crate::paths::SplitPath::new(path);
-    places.host.globs.iter().find(|g| split.matches(g)).map(crate::paths::Glob::as_str)
+    places.host.globs.first_glob(&crate::paths::SplitPath::new(path)).map(crate::paths::Glob::as_str)
 }
 
 /// A finding for a tool that names a protected path.
-pub fn file_finding(places: &Places<'_>, tool: &str, verb: &str, raw: &str, path: &str) -> Option<Finding> {
+pub fn file_finding(
+    places: &Places<'_>,
+    tool: impl core::fmt::Display,
+    verb: &str,
+    raw: &str,
+    path: &str,
+) -> Option<Finding> {
     let glob = protected_by(places, path)?;
     Some(Finding {
         rule: rules::SELF_PROTECTED_FILE,
@@ -182,10 +187,7 @@ fn database_client(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mu
         return;
     }
     let db = &places.host.database_globs;
-    let opens_path = inv.reads.iter().chain(&inv.writes).find(|p| {
-        let split = crate::paths::SplitPath::new(p);
-        db.iter().any(|g| split.matches(g))
-    });
+    let opens_path = inv.reads.iter().chain(&inv.writes).find(|p| db.any_match(&crate::paths::SplitPath::new(p)));
     let named = || texts(inv).find_map(|t| places.host.database_names.iter().find(|n| names_file(t, n)).cloned());
     let hit = if client { opens_path.cloned().or_else(named) } else { named() };
     if let Some(what) = hit {

@@ -190,14 +190,16 @@ pub fn builtin() -> Vec<ToolEntry> {
 }
 
 /// Whether a tool-name glob matches a name: `*` matches any run of characters.
+/// Compared byte by byte, which is the same as character by character: what
+/// follows a `*` starts with a whole character, which a byte inside another
+/// character never equals.
 pub fn name_matches(glob: &str, name: &str) -> bool {
-    let g: Vec<char> = glob.chars().collect();
-    let n: Vec<char> = name.chars().collect();
+    let (g, n) = (glob.as_bytes(), name.as_bytes());
     let (mut gi, mut ni) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
     while ni < n.len() {
         match g.get(gi) {
-            Some('*') => {
+            Some(b'*') => {
                 star = Some((gi, ni));
                 gi += 1;
             }
@@ -215,7 +217,7 @@ pub fn name_matches(glob: &str, name: &str) -> bool {
             },
         }
     }
-    g.get(gi..).unwrap_or(&[]).iter().all(|&c| c == '*')
+    g.get(gi..).unwrap_or(&[]).iter().all(|&c| c == b'*')
 }
 
 /// The entry for a tool: configured entries first (exact names before
@@ -294,6 +296,29 @@ mod tests {
         let configured = vec![entry("Bash", Kind::Other), entry("mcp__github__*", Kind::Fetch)];
         assert_eq!(classify(&configured, &builtin, "Bash").map(|e| e.kind), Some(Kind::Other));
         assert_eq!(classify(&configured, &builtin, "mcp__github__x").map(|e| e.kind), Some(Kind::Fetch));
+    }
+
+    #[test]
+    fn tool_name_globs_match_whole_characters() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("mcp__*__read_file", "mcp__fs__read_file", true),
+            ("mcp__*__read_file", "mcp____read_file", true),
+            ("mcp__*__read_file", "mcp__fs__read_files", false),
+            ("mcp__*__list_directory*", "mcp__fs__list_directory_with_sizes", true),
+            ("*", "", true),
+            ("", "x", false),
+            ("é*", "éa", true),
+            ("*é", "aé", true),
+            ("*é", "ae", false),
+            ("a*ü*b", "aXüYb", true),
+            ("a*ü*b", "aXuYb", false),
+            ("工具*", "工具_x", true),
+            ("*具", "工具", true),
+            ("*具", "工", false),
+        ];
+        for (glob, name, expected) in cases {
+            assert_eq!(name_matches(glob, name), *expected, "{glob} vs {name}");
+        }
     }
 
     #[test]

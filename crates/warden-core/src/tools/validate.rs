@@ -158,18 +158,10 @@ fn has_nul(value: &Value, depth: usize) -> bool {
 
 /// Checks the arguments of a call; `None` when they pass.
 pub fn check(schema: Option<&InputSchema>, entry: Option<&ToolEntry>, tool: &str, args: &Value) -> Option<Failure> {
-    let tool = shorten(tool);
-    let read_fields: Vec<&String> = entry
-        .map(|e| {
-            e.command_fields
-                .iter()
-                .chain(&e.path_fields)
-                .chain(&e.patch_fields)
-                .chain(&e.url_fields)
-                .chain(&e.cwd_fields)
-                .collect()
-        })
-        .unwrap_or_default();
+    let tool = crate::config::reader::Shortened(tool);
+    let read_fields = entry.into_iter().flat_map(|e| {
+        e.command_fields.iter().chain(&e.path_fields).chain(&e.patch_fields).chain(&e.url_fields).chain(&e.cwd_fields)
+    });
     for name in read_fields {
         if args.get(name.as_str()).is_some_and(|v| has_nul(v, 0)) {
             return Some((rules::INPUT_NUL_BYTE, format!("`{tool}` argument `{name}` contains a NUL character.")));
