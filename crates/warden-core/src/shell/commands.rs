@@ -739,7 +739,8 @@ impl<'c, 'a> Walker<'c, 'a> {
         let ifs = ifs_of(state);
         for w in &simple.words {
             // Brace expansion comes first: `{rm,-rf,/}`.
-            match super::fields::braces(&unquoted_text(w)) {
+            let braced = w.0.iter().any(|p| matches!(p, Part::Lit { text, quoted: false } if text.contains('{')));
+            match if braced { super::fields::braces(&unquoted_text(w)) } else { super::fields::Braces::None } {
                 super::fields::Braces::None => {}
                 super::fields::Braces::Words(words) if w.bare().is_some() => {
                     for text in words {
@@ -941,7 +942,9 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
         let operands_from = 1;
-        let mut inv = self.invocation(argv.clone(), redirs, &state_for, &frame, segment);
+        // The words go into the invocation when it is recorded; nothing reads them there before.
+        let mut inv = self.invocation(Vec::new(), redirs, &state_for, &frame, segment);
+        inv.program.clone_from(&program);
         inv.stdin_from = stdin_from.clone();
         inv.secret_input |= secret_env;
         let input = input_of(&inv.redirects, &frame.stdin);
@@ -1222,8 +1225,11 @@ impl<'c, 'a> Walker<'c, 'a> {
             self.files_full = true;
         }
         let printed = if prints_elsewhere(&inv.redirects) { None } else { produced };
-        let find = program == "find";
-        if self.push(inv).is_some() && find {
+        let find = (program == "find").then(|| argv.clone());
+        inv.argv = argv;
+        if self.push(inv).is_some()
+            && let Some(argv) = find
+        {
             self.find(&argv, state, &frame, segment);
         }
         printed

@@ -35,7 +35,7 @@ use crate::prelude::*;
 use crate::shell::commands::{self, Analysis, Arg, DOWNLOADERS, Invocation, ProblemKind};
 use crate::shell::interpreters::Effect;
 use crate::shell::secrets::{self, SecretOutput};
-use crate::shell::{self, ErrorKind};
+use crate::shell::{self, ErrorKind, ParseError, Script};
 
 /// Programs that send data over the network: clients, mailers, and name
 /// lookups (a secret spelled into a name is sent to its name server).
@@ -96,9 +96,17 @@ fn finding(rule: &'static str, reason: String) -> Finding {
     Finding { rule, reason }
 }
 
+/// A command with what parsing it gave.
+pub type Parsed<'a> = (&'a str, Result<Script, ParseError>);
+
 /// Judges a shell command run in `cwd`.
 pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Finding> {
-    let script = match shell::parse(command) {
+    check_parsed(places, &shell::parse(command), cwd)
+}
+
+/// Judges a shell command run in `cwd`, parsed.
+pub fn check_parsed(places: &Places<'_>, parsed: &Result<Script, ParseError>, cwd: Option<&str>) -> Vec<Finding> {
+    let script = match parsed {
         Ok(s) => s,
         Err(e) => {
             let rule = if e.kind == ErrorKind::Syntax { rules::EXEC_UNPARSABLE } else { rules::EXEC_TOO_COMPLEX };
@@ -114,7 +122,7 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
             || secrets::is_environ(p)
     };
     let context = commands::Context { cwd, home: places.home, secret: &secret };
-    let analysis = commands::analyse(&script, &context);
+    let analysis = commands::analyse(script, &context);
     let mut out = Vec::new();
     for problem in &analysis.problems {
         let rule = match problem.kind {
