@@ -25,6 +25,7 @@ use super::secrets::{self, SecretOutput};
 use super::wrappers::{self, Runs, Unwrap};
 use crate::paths;
 use crate::prelude::*;
+use alloc::rc::Rc;
 use core::ops::Range;
 
 mod foreign;
@@ -249,6 +250,8 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         segment: String::new(),
         files: BTreeMap::new(),
         files_full: false,
+        // What the whole script prints goes nowhere anyone reads.
+        printed_wanted: false,
     };
     let mut state = State::new(context);
     walker.script(script, &mut state, &Frame::default());
@@ -262,11 +265,13 @@ struct Var {
 }
 
 #[derive(Clone)]
+/// Cloned for every subshell, pipeline stage and program, so the maps are
+/// shared and copied only when one of the clones changes them.
 struct State {
     cwd: Option<String>,
-    vars: BTreeMap<String, Var>,
+    vars: Rc<BTreeMap<String, Var>>,
     /// Aliases defined earlier in the script, by name, with their text.
-    aliases: BTreeMap<String, String>,
+    aliases: Rc<BTreeMap<String, String>>,
 }
 
 impl State {
@@ -278,7 +283,7 @@ impl State {
         if let Some(cwd) = &cwd {
             vars.insert("PWD".to_string(), Var { value: Some(cwd.clone()), secret: false });
         }
-        State { cwd, vars, aliases: BTreeMap::new() }
+        State { cwd, vars: Rc::new(vars), aliases: Rc::default() }
     }
 }
 
@@ -313,6 +318,9 @@ struct Walker<'c, 'a> {
     /// A file was written past [`MAX_WRITTEN_FILES`]: a script run from a
     /// file not remembered may be one of them, so its code is unknown.
     files_full: bool,
+    /// Whether what the command being analysed prints is used (piped on, or
+    /// substituted); when not, it is worked out only for a file it writes.
+    printed_wanted: bool,
 }
 
 fn basename(path: &str) -> &str {
@@ -383,7 +391,11 @@ impl<'c, 'a> Walker<'c, 'a> {
         let id = self.pipelines;
         self.pipelines += 1;
         let mut last: Option<String> = None;
+        let wanted = self.printed_wanted;
+        let stages = pipeline.commands.len();
         for (stage, c) in pipeline.commands.iter().enumerate() {
+            // Each stage but the last prints into the next one.
+            self.printed_wanted = wanted || stage + 1 < stages;
             let mut f = frame.clone();
             f.pipes.push((id, stage));
             if stage > 0 {
@@ -394,6 +406,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             let mut sub = state.clone();
             last = self.command(c, &mut sub, &f);
         }
+        self.printed_wanted = wanted;
         last
     }
 
@@ -462,13 +475,14 @@ impl<'c, 'a> Walker<'c, 'a> {
                 match known {
                     Some(list) if !list.is_empty() && list.len() <= MAX_LOOP_VALUES => {
                         for value in list {
-                            state.vars.insert(name.clone(), Var { value: Some(value.to_string()), secret: false });
+                            Rc::make_mut(&mut state.vars)
+                                .insert(name.clone(), Var { value: Some(value.to_string()), secret: false });
                             self.script(body, state, frame);
                         }
                     }
                     _ => {
                         let secret = values.iter().any(|v| v.secret);
-                        state.vars.insert(name.clone(), Var { value: None, secret });
+                        Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value: None, secret });
                         self.script(body, state, frame);
                     }
                 }
@@ -506,7 +520,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 self.command(body, &mut sub, &f);
                 // A function that changes `IFS` changes it wherever it is called: from here on it is unknown.
                 if sub.vars.get("IFS").map(|v| &v.value) != state.vars.get("IFS").map(|v| &v.value) {
-                    state.vars.insert("IFS".into(), Var { value: None, secret: false });
+                    Rc::make_mut(&mut state.vars).insert("IFS".into(), Var { value: None, secret: false });
                 }
                 Some(String::new())
             }
@@ -655,7 +669,9 @@ impl<'c, 'a> Walker<'c, 'a> {
         f.pipes_base = 0;
         f.background = false;
         let saved = core::mem::take(&mut self.segment);
+        let wanted = core::mem::replace(&mut self.printed_wanted, true);
         let printed = self.script(script, &mut sub, &f);
+        self.printed_wanted = wanted;
         self.segment = saved;
         (start..self.out.invocations.len(), printed)
     }
@@ -723,7 +739,8 @@ impl<'c, 'a> Walker<'c, 'a> {
         let ifs = ifs_of(state);
         for w in &simple.words {
             // Brace expansion comes first: `{rm,-rf,/}`.
-            match super::fields::braces(&unquoted_text(w)) {
+            let braced = w.0.iter().any(|p| matches!(p, Part::Lit { text, quoted: false } if text.contains('{')));
+            match if braced { super::fields::braces(&unquoted_text(w)) } else { super::fields::Braces::None } {
                 super::fields::Braces::None => {}
                 super::fields::Braces::Words(words) if w.bare().is_some() => {
                     for text in words {
@@ -753,7 +770,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     (true, Some(old), Some(new)) => Some(old + &new),
                     (true, _, _) => None,
                 };
-                state.vars.insert(name, Var { value: text, secret: value.secret });
+                Rc::make_mut(&mut state.vars).insert(name, Var { value: text, secret: value.secret });
             }
             if !redirs.is_empty() {
                 let mut inv = self.invocation(Vec::new(), redirs, state, frame, &segment);
@@ -817,7 +834,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         inv.secret_input |= inv.argv.iter().any(|a| a.secret);
         inv.secret_input |= inv.stdin_from.iter().any(|r| self.any_secret(r));
-        inv.secret_input |= inv.reads.iter().any(|p| secret(p)) && inv.program.is_empty();
+        inv.secret_input |= inv.program.is_empty() && inv.reads.iter().any(|p| secret(p));
         self.out.invocations.push(inv);
         Some(self.out.invocations.len() - 1)
     }
@@ -849,7 +866,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             let rest: Vec<&str> = argv.iter().skip(1).map(|a| a.raw.as_str()).collect();
             let code = if rest.is_empty() { value } else { format!("{value} {}", rest.join(" ")) };
             let mut sub = state.clone();
-            sub.aliases.remove(&name);
+            Rc::make_mut(&mut sub.aliases).remove(&name);
             let via = format!("alias {name}");
             if let Some(printed) = self.code_string(&Arg::fixed(&code), &[], &via, &mut sub, frame, segment) {
                 return printed;
@@ -925,7 +942,9 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
         let operands_from = 1;
-        let mut inv = self.invocation(argv.clone(), redirs, &state_for, &frame, segment);
+        // The words go into the invocation when it is recorded; nothing reads them there before.
+        let mut inv = self.invocation(Vec::new(), redirs, &state_for, &frame, segment);
+        inv.program.clone_from(&program);
         inv.stdin_from = stdin_from.clone();
         inv.secret_input |= secret_env;
         let input = input_of(&inv.redirects, &frame.stdin);
@@ -1010,7 +1029,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     && !value.trim().is_empty()
                 {
                     if state.aliases.len() < MAX_ALIASES || state.aliases.contains_key(name) {
-                        state.aliases.insert(name.to_string(), value.to_string());
+                        Rc::make_mut(&mut state.aliases).insert(name.to_string(), value.to_string());
                     } else {
                         self.stop(&format!("it defines more than {MAX_ALIASES} aliases"));
                     }
@@ -1027,7 +1046,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 _ => None,
             });
             if code.is_some_and(|c| c.contains("IFS")) {
-                state.vars.insert("IFS".into(), Var { value: None, secret: false });
+                Rc::make_mut(&mut state.vars).insert("IFS".into(), Var { value: None, secret: false });
             }
             if let Some(printed) =
                 self.script_operand(&mut inv, script.as_ref(), &input, &program, &state_for, &frame, segment)
@@ -1157,8 +1176,8 @@ impl<'c, 'a> Walker<'c, 'a> {
                         Some(_) => a.path().map(|t| self.normalize(&t, state)),
                     },
                 };
-                state.vars.insert("PWD".into(), Var { value: state.cwd.clone(), secret: false });
-                state.vars.insert("OLDPWD".into(), Var { value: old, secret: false });
+                Rc::make_mut(&mut state.vars).insert("PWD".into(), Var { value: state.cwd.clone(), secret: false });
+                Rc::make_mut(&mut state.vars).insert("OLDPWD".into(), Var { value: old, secret: false });
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
                 for a in argv.iter().skip(1) {
@@ -1167,29 +1186,30 @@ impl<'c, 'a> Walker<'c, 'a> {
                         && super::is_name(name)
                     {
                         let value = a.known().map(|_| value.to_string());
-                        state.vars.insert(name.to_string(), Var { value, secret: a.secret });
+                        Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret: a.secret });
                     }
                 }
             }
             "unalias" => {
                 if argv.iter().skip(1).any(|a| a.known() == Some("-a")) {
-                    state.aliases.clear();
+                    Rc::make_mut(&mut state.aliases).clear();
                 }
                 for a in argv.iter().skip(1).filter_map(Arg::known) {
-                    state.aliases.remove(a);
+                    Rc::make_mut(&mut state.aliases).remove(a);
                 }
             }
             "unset" => {
                 for a in argv.iter().skip(1).filter_map(Arg::known) {
                     // Without `IFS`, a shell splits as with the default.
                     let value = if a == "IFS" { super::fields::DEFAULT_IFS } else { "" };
-                    state.vars.insert(a.to_string(), Var { value: Some(value.to_string()), secret: false });
+                    Rc::make_mut(&mut state.vars)
+                        .insert(a.to_string(), Var { value: Some(value.to_string()), secret: false });
                 }
             }
             "read" | "mapfile" | "readarray" => {
                 let secret = inv.secret_input || inv.reads.iter().any(|p| (self.context.secret)(p));
                 for a in argv.iter().skip(1).filter_map(Arg::known).filter(|t| super::is_name(t)) {
-                    state.vars.insert(a.to_string(), Var { value: None, secret });
+                    Rc::make_mut(&mut state.vars).insert(a.to_string(), Var { value: None, secret });
                 }
             }
             _ => {}
@@ -1199,13 +1219,17 @@ impl<'c, 'a> Walker<'c, 'a> {
             inv.secret_output = secrets::output(&program, &argv);
         }
         // Output sent elsewhere may still reach the pipe (`>/dev/stdout`, `>&2 |&`): unknown.
-        let produced = decode::output(&program, &argv, &input);
+        let to_file = inv.redirects.iter().any(|r| r.op.writes());
+        let produced = if self.printed_wanted || to_file { decode::output(&program, &argv, &input) } else { None };
         if !remember_written(&mut self.files, &inv, produced.as_deref()) {
             self.files_full = true;
         }
         let printed = if prints_elsewhere(&inv.redirects) { None } else { produced };
-        let find = program == "find";
-        if self.push(inv).is_some() && find {
+        let find = (program == "find").then(|| argv.clone());
+        inv.argv = argv;
+        if self.push(inv).is_some()
+            && let Some(argv) = find
+        {
             self.find(&argv, state, &frame, segment);
         }
         printed
@@ -1240,19 +1264,21 @@ impl<'c, 'a> Walker<'c, 'a> {
                     f.pipes_base = f.pipes.len();
                     let mut sub = state.clone();
                     // A new shell starts with the default `IFS`, whatever its parent's was.
-                    sub.vars
+                    Rc::make_mut(&mut sub.vars)
                         .insert("IFS".into(), Var { value: Some(super::fields::DEFAULT_IFS.into()), secret: false });
                     for (n, a) in positional.iter().enumerate() {
-                        sub.vars.insert(n.to_string(), Var { value: a.text.clone(), secret: a.secret });
+                        Rc::make_mut(&mut sub.vars)
+                            .insert(n.to_string(), Var { value: a.text.clone(), secret: a.secret });
                     }
                     if !positional.is_empty() {
                         let rest = positional.get(1..).unwrap_or(&[]);
                         let all: Option<Vec<&str>> = rest.iter().map(Arg::known).collect();
                         let secret = rest.iter().any(|a| a.secret);
                         let value = all.map(|v| v.join(" "));
-                        sub.vars.insert("@".into(), Var { value: value.clone(), secret });
-                        sub.vars.insert("*".into(), Var { value, secret });
-                        sub.vars.insert("#".into(), Var { value: Some(rest.len().to_string()), secret: false });
+                        Rc::make_mut(&mut sub.vars).insert("@".into(), Var { value: value.clone(), secret });
+                        Rc::make_mut(&mut sub.vars).insert("*".into(), Var { value, secret });
+                        Rc::make_mut(&mut sub.vars)
+                            .insert("#".into(), Var { value: Some(rest.len().to_string()), secret: false });
                     }
                     self.script(&script, &mut sub, &f)
                 };

@@ -187,6 +187,9 @@ fn sequence(body: &str) -> Option<Vec<String>> {
 /// Brace expansion of unquoted text, as bash does it before any other
 /// expansion: `{rm,-rf,/}` is `rm -rf /`, `/{etc,usr}` is `/etc /usr`.
 pub fn braces(text: &str) -> Braces {
+    if !text.contains('{') {
+        return Braces::None;
+    }
     let mut words = Vec::new();
     match expand_into(text, &mut words, 0) {
         Ok(true) => Braces::Words(words),

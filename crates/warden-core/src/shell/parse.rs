@@ -49,6 +49,11 @@ const RESERVED: &[&str] = &[
 
 const RESERVED_CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", "esac", "}", "in"];
 
+/// The words that decide what a command in command position is: those that
+/// open a compound command, and the closers that cannot start one.
+const COMMAND_WORDS: &[&str] =
+    &["{", "if", "while", "until", "for", "case", "function", "then", "elif", "else", "fi", "do", "done", "esac", "}"];
+
 fn is_blank(c: char) -> bool {
     c == ' ' || c == '\t' || c == '\r'
 }
@@ -254,8 +259,23 @@ impl Parser {
         (!out.is_empty()).then_some(out)
     }
 
+    /// Which of `candidates` the bare word at the current position is, if
+    /// any: [`Self::peek_bare`] compared to each, without building it.
+    fn peek_keyword<'w>(&self, candidates: &[&'w str]) -> Option<&'w str> {
+        candidates.iter().copied().find(|k| {
+            let mut i = self.pos;
+            for c in k.chars() {
+                if self.chars.get(i) != Some(&c) {
+                    return false;
+                }
+                i += 1;
+            }
+            !k.is_empty() && self.chars.get(i).is_none_or(|&c| is_meta(c))
+        })
+    }
+
     fn at_word(&self, word: &str) -> bool {
-        self.peek_bare().as_deref() == Some(word)
+        self.peek_keyword(&[word]).is_some()
     }
 
     fn expect_word(&mut self, word: &str) -> Result<(), ParseError> {
@@ -279,9 +299,7 @@ impl Parser {
                 None | Some(')') | Some(';') => break,
                 _ => {}
             }
-            if let Some(word) = self.peek_bare()
-                && terms.contains(&word.as_str())
-            {
+            if self.peek_keyword(terms).is_some() {
                 break;
             }
             let list = self.and_or()?;
@@ -378,7 +396,7 @@ impl Parser {
             let redirects = self.redirects()?;
             return Ok(Command::Subshell(body, redirects));
         }
-        match self.peek_bare().as_deref() {
+        match self.peek_keyword(COMMAND_WORDS) {
             Some("{") => {
                 self.pos += 1;
                 let body = self.body(&["}"])?;

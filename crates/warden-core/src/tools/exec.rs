@@ -35,7 +35,7 @@ use crate::prelude::*;
 use crate::shell::commands::{self, Analysis, Arg, DOWNLOADERS, Invocation, ProblemKind};
 use crate::shell::interpreters::Effect;
 use crate::shell::secrets::{self, SecretOutput};
-use crate::shell::{self, ErrorKind};
+use crate::shell::{self, ErrorKind, ParseError, Script};
 
 /// Programs that send data over the network: clients, mailers, and name
 /// lookups (a secret spelled into a name is sent to its name server).
@@ -46,8 +46,38 @@ pub const NETWORK: &[&str] = &[
 ];
 
 pub(super) fn quote(inv: &Invocation) -> String {
-    let via = if inv.via.is_empty() { String::new() } else { format!(" (run through {})", inv.via.join(", ")) };
-    format!("`{}`{via}", shorten_segment(&inv.segment))
+    Quoted(inv).to_string()
+}
+
+/// An invocation as a reason quotes it: its segment, shortened, and the
+/// wrappers it came through. Written out only when a reason is.
+pub struct Quoted<'a>(pub &'a Invocation);
+
+impl core::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let inv = self.0;
+        f.write_str("`")?;
+        write_shortened(f, &inv.segment)?;
+        f.write_str("`")?;
+        if let Some((first, rest)) = inv.via.split_first() {
+            write!(f, " (run through {first}")?;
+            for v in rest {
+                write!(f, ", {v}")?;
+            }
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+fn write_shortened(f: &mut core::fmt::Formatter<'_>, text: &str) -> core::fmt::Result {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => f.write_str(text),
+        Some((end, _)) => {
+            f.write_str(text.get(..end).unwrap_or(text))?;
+            f.write_str("…")
+        }
+    }
 }
 
 /// Longest segment quoted in a reason, in characters.
@@ -66,9 +96,17 @@ fn finding(rule: &'static str, reason: String) -> Finding {
     Finding { rule, reason }
 }
 
+/// A command with what parsing it gave.
+pub type Parsed<'a> = (&'a str, Result<Script, ParseError>);
+
 /// Judges a shell command run in `cwd`.
 pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Finding> {
-    let script = match shell::parse(command) {
+    check_parsed(places, &shell::parse(command), cwd)
+}
+
+/// Judges a shell command run in `cwd`, parsed.
+pub fn check_parsed(places: &Places<'_>, parsed: &Result<Script, ParseError>, cwd: Option<&str>) -> Vec<Finding> {
+    let script = match parsed {
         Ok(s) => s,
         Err(e) => {
             let rule = if e.kind == ErrorKind::Syntax { rules::EXEC_UNPARSABLE } else { rules::EXEC_TOO_COMPLEX };
@@ -84,7 +122,7 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
             || secrets::is_environ(p)
     };
     let context = commands::Context { cwd, home: places.home, secret: &secret };
-    let analysis = commands::analyse(&script, &context);
+    let analysis = commands::analyse(script, &context);
     let mut out = Vec::new();
     for problem in &analysis.problems {
         let rule = match problem.kind {
@@ -107,10 +145,14 @@ pub fn check(places: &Places<'_>, command: &str, cwd: Option<&str>) -> Vec<Findi
             let raw = inv.argv.first().map(|a| a.raw.as_str()).unwrap_or("");
             out.push(finding(
                 rules::EXEC_DYNAMIC_PROGRAM,
-                format!("{} runs a program named by `{}`, which is only known when it runs.", quote(inv), shorten(raw)),
+                format!(
+                    "{} runs a program named by `{}`, which is only known when it runs.",
+                    Quoted(inv),
+                    shorten(raw)
+                ),
             ));
         }
-        super::self_guard::invocation(places, inv, &quote(inv), &mut out);
+        super::self_guard::invocation(places, inv, &Quoted(inv), &mut out);
         if formatted.is_empty() {
             touched_paths(places, inv, &mut out);
         } else {
@@ -155,7 +197,7 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
     if options(&inv.argv).any(|o| o == "--no-preserve-root") {
         out.push(finding(
             rules::EXEC_RECURSIVE_DELETE,
-            format!("{} deletes recursively with `--no-preserve-root`.", quote(inv)),
+            format!("{} deletes recursively with `--no-preserve-root`.", Quoted(inv)),
         ));
     }
     for target in operands(&inv.argv) {
@@ -165,12 +207,12 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
                 if paths::is_critical_target(&path) && !places.strictly_inside_workspace(&path) {
                     out.push(finding(
                         rules::EXEC_RECURSIVE_DELETE,
-                        format!("{} deletes `{path}` recursively.", quote(inv)),
+                        format!("{} deletes `{path}` recursively.", Quoted(inv)),
                     ));
                 } else if !places.writable(&path) {
                     out.push(finding(
                         rules::EXEC_RECURSIVE_DELETE_OUTSIDE,
-                        format!("{} deletes `{path}` recursively, outside the workspace.", quote(inv)),
+                        format!("{} deletes `{path}` recursively, outside the workspace.", Quoted(inv)),
                     ));
                 }
             }
@@ -178,7 +220,7 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
                 rules::EXEC_RECURSIVE_DELETE_DYNAMIC,
                 format!(
                     "{} deletes `{}` recursively; what that is is only known when it runs.",
-                    quote(inv),
+                    Quoted(inv),
                     shorten(&target.raw)
                 ),
             )),
@@ -193,11 +235,11 @@ fn download_execute(analysis: &Analysis, index: usize, inv: &Invocation, out: &m
         inv.runs_stdin && analysis.invocations.iter().any(|other| downloader(other) && analysis.upstream(other, inv));
     let saved = inv.runs_files.iter().find(|f| analysis.downloads.iter().any(|(d, at)| d == *f && *at < index));
     if from_code || from_pipe {
-        out.push(finding(rules::EXEC_DOWNLOAD_EXECUTE, format!("{} runs code it downloads.", quote(inv))));
+        out.push(finding(rules::EXEC_DOWNLOAD_EXECUTE, format!("{} runs code it downloads.", Quoted(inv))));
     } else if let Some(file) = saved {
         out.push(finding(
             rules::EXEC_DOWNLOAD_EXECUTE,
-            format!("{} runs `{file}`, which the command downloaded.", quote(inv)),
+            format!("{} runs `{file}`, which the command downloaded.", Quoted(inv)),
         ));
     } else if !inv.code_from.is_empty()
         || inv.code_unknown
@@ -205,7 +247,7 @@ fn download_execute(analysis: &Analysis, index: usize, inv: &Invocation, out: &m
     {
         out.push(finding(
             rules::EXEC_DYNAMIC_CODE,
-            format!("{} runs code that is only known when the command runs.", quote(inv)),
+            format!("{} runs code that is only known when the command runs.", Quoted(inv)),
         ));
     }
 }
@@ -215,7 +257,7 @@ fn fork_bomb(inv: &Invocation, out: &mut Vec<Finding>) {
     if *function == inv.program && (!inv.pipes.is_empty() || inv.background) {
         out.push(finding(
             rules::EXEC_FORK_BOMB,
-            format!("{} makes function `{function}` spawn copies of itself without end.", quote(inv)),
+            format!("{} makes function `{function}` spawn copies of itself without end.", Quoted(inv)),
         ));
     }
 }
@@ -231,7 +273,7 @@ fn shutdown(inv: &Invocation, out: &mut Vec<Finding>) {
         _ => false,
     } || inv.writes.iter().any(|p| p == "/proc/sysrq-trigger");
     if hit {
-        out.push(finding(rules::EXEC_SHUTDOWN, format!("{} shuts down or reboots the machine.", quote(inv))));
+        out.push(finding(rules::EXEC_SHUTDOWN, format!("{} shuts down or reboots the machine.", Quoted(inv))));
     }
 }
 
@@ -259,7 +301,7 @@ fn firewall(inv: &Invocation, out: &mut Vec<Finding>) {
         _ => false,
     };
     if hit {
-        out.push(finding(rules::EXEC_FIREWALL_FLUSH, format!("{} turns off or flushes the firewall.", quote(inv))));
+        out.push(finding(rules::EXEC_FIREWALL_FLUSH, format!("{} turns off or flushes the firewall.", Quoted(inv))));
     }
 }
 
@@ -349,7 +391,7 @@ fn exfiltration(places: &Places<'_>, analysis: &Analysis, inv: &Invocation, out:
     if let Some(source) = secret_source(places, analysis, inv) {
         out.push(finding(
             rules::EXEC_CREDENTIAL_EXFILTRATION,
-            format!("{} sends {source} over the network.", quote(inv)),
+            format!("{} sends {source} over the network.", Quoted(inv)),
         ));
     }
 }
@@ -357,21 +399,21 @@ fn exfiltration(places: &Places<'_>, analysis: &Analysis, inv: &Invocation, out:
 /// What inline code of another language does, other than the commands it spawns.
 fn effects(inv: &Invocation, out: &mut Vec<Finding>) {
     if inv.effects.contains(&Effect::ForkLoop) {
-        out.push(finding(rules::EXEC_FORK_BOMB, format!("{} forks in an endless loop.", quote(inv))));
+        out.push(finding(rules::EXEC_FORK_BOMB, format!("{} forks in an endless loop.", Quoted(inv))));
     }
     if inv.effects.contains(&Effect::DownloadRun) {
-        out.push(finding(rules::EXEC_DOWNLOAD_EXECUTE, format!("{} runs code it downloads.", quote(inv))));
+        out.push(finding(rules::EXEC_DOWNLOAD_EXECUTE, format!("{} runs code it downloads.", Quoted(inv))));
     }
     if inv.effects.contains(&Effect::RemoteShell) {
         out.push(finding(
             rules::EXEC_DOWNLOAD_EXECUTE,
-            format!("{} connects a shell to the network, which runs whatever the other end sends.", quote(inv)),
+            format!("{} connects a shell to the network, which runs whatever the other end sends.", Quoted(inv)),
         ));
     }
 }
 
 fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
-    super::self_guard::touched(places, inv, &quote(inv), out);
+    super::self_guard::touched(places, inv, &Quoted(inv), out);
     let reads = inv.reads.iter().map(|p| (p, Access::Read));
     for (path, access) in reads.chain(inv.writes.iter().map(|p| (p, Access::Write))) {
         if let Some(hit) = places.protected_by(path, access) {
@@ -382,7 +424,7 @@ fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) 
             };
             out.push(finding(
                 hit.rule(),
-                format!("{} {verb} `{path}`, which matches {} `{}`.", quote(inv), hit.what(), hit.glob),
+                format!("{} {verb} `{path}`, which matches {} `{}`.", Quoted(inv), hit.what(), hit.glob),
             ));
         }
     }
@@ -390,7 +432,7 @@ fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) 
         if !places.writable(path) {
             out.push(finding(
                 rules::PATH_OUTSIDE_WORKSPACE,
-                format!("{} writes `{path}`, outside the workspace.", quote(inv)),
+                format!("{} writes `{path}`, outside the workspace.", Quoted(inv)),
             ));
         }
     }

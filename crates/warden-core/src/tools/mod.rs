@@ -148,7 +148,13 @@ fn command_of<'a>(entry: Option<&ToolEntry>, args: &'a Value) -> Option<&'a str>
 
 /// The arguments as fingerprinted: fields that change nothing removed,
 /// commands printed canonically, paths normalized.
-fn normalized_args(entry: Option<&ToolEntry>, args: &Value, places: &Places<'_>) -> Value {
+/// `command` is the command the exec gate judges, already parsed.
+fn normalized_args(
+    entry: Option<&ToolEntry>,
+    args: &Value,
+    places: &Places<'_>,
+    command: Option<&exec::Parsed<'_>>,
+) -> Value {
     let Value::Object(map) = args else { return args.clone() };
     let mut map = map.clone();
     for f in memory::IGNORED_FIELDS {
@@ -156,9 +162,12 @@ fn normalized_args(entry: Option<&ToolEntry>, args: &Value, places: &Places<'_>)
     }
     if let Some(e) = entry {
         for f in &e.command_fields {
-            if let Some(Value::String(c)) = map.get(f.as_str())
-                && let Ok(script) = shell::parse(c)
-            {
+            let Some(Value::String(c)) = map.get(f.as_str()) else { continue };
+            let parsed = match command {
+                Some((text, parsed)) if *text == c.as_str() => parsed.as_ref().ok().map(alloc::borrow::Cow::Borrowed),
+                _ => shell::parse(c).ok().map(alloc::borrow::Cow::Owned),
+            };
+            if let Some(script) = parsed {
                 let printed = shell::print::script(&script);
                 map.insert(f.clone(), Value::String(printed));
             }
@@ -190,13 +199,14 @@ struct Asked<'a> {
     entry: Option<&'a ToolEntry>,
     args: &'a Value,
     places: &'a Places<'a>,
+    command: Option<&'a exec::Parsed<'a>>,
     session: Option<&'a str>,
     call: Option<&'a str>,
 }
 
 impl Asked<'_> {
     fn fp(&self) -> &str {
-        self.fp.get_or_init(|| memory::fingerprint(self.tool, &normalized_args(self.entry, self.args, self.places)))
+        self.fp.get_or_init(|| memory::fingerprint(self.tool, &normalized_args(self.entry, self.args, self.places, self.command)))
     }
 }
 
@@ -269,6 +279,8 @@ fn evaluate(
 ) -> Verdict {
     let entry = config.classify(&call.tool_name);
     let places = places(config, host, call, entry, args);
+    // Parsed once, for the fingerprint and the exec gate.
+    let command = command_of(entry, args).map(|c| (c, shell::parse(c)));
     let session = call.session_id.as_deref().filter(|s| !s.is_empty());
     let call_id = call.call_id.as_deref().filter(|s| !s.is_empty());
     let asked = Asked {
@@ -279,6 +291,7 @@ fn evaluate(
         entry,
         args,
         places: &places,
+        command: command.as_ref(),
         session,
         call: call_id,
     };
@@ -353,8 +366,8 @@ fn evaluate(
     }
 
     // 5. Exec gate.
-    if let Some(command) = command_of(entry, args) {
-        let findings = exec::check(&places, command, places.cwd.as_deref());
+    if let Some((_, parsed)) = &command {
+        let findings = exec::check_parsed(&places, parsed, places.cwd.as_deref());
         if let Some(v) = decide(config, &asked, findings, &mut signals) {
             return v;
         }

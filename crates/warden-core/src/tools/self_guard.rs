@@ -111,13 +111,13 @@ fn is_interpreter(program: &str) -> bool {
 
 /// The `self.*` findings of one program a shell command runs, other than
 /// the paths it touches (see [`touched`]).
-pub fn invocation(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut Vec<Finding>) {
+pub fn invocation(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Quoted<'_>, out: &mut Vec<Finding>) {
     admin_command(places, inv, quoted, out);
     database_client(places, inv, quoted, out);
 }
 
 /// `self.protected-file` for the paths a program reads and writes.
-pub fn touched(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut Vec<Finding>) {
+pub fn touched(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Quoted<'_>, out: &mut Vec<Finding>) {
     for path in inv.reads.iter().chain(&inv.writes) {
         if let Some(glob) = protected_by(places, path) {
             out.push(Finding {
@@ -144,7 +144,7 @@ fn cargo_run_args<'i>(places: &Places<'_>, inv: &'i Invocation) -> Option<&'i [c
     names_warden.then(|| inv.argv.get(dashes..)).flatten()
 }
 
-fn admin_command(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut Vec<Finding>) {
+fn admin_command(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Quoted<'_>, out: &mut Vec<Finding>) {
     let argv = if places.host.admin_programs.contains(&inv.program) {
         inv.argv.as_slice()
     } else if let Some(args) = cargo_run_args(places, inv) {
@@ -181,7 +181,7 @@ fn admin_command(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut 
     }
 }
 
-fn database_client(places: &Places<'_>, inv: &Invocation, quoted: &str, out: &mut Vec<Finding>) {
+fn database_client(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Quoted<'_>, out: &mut Vec<Finding>) {
     let client = DATABASE_CLIENTS.contains(&inv.program.as_str());
     if !client && !is_interpreter(&inv.program) {
         return;
