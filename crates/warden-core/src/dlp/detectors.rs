@@ -246,6 +246,36 @@ pub(super) fn run(bytes: &[u8], at: usize, class: fn(u8) -> bool) -> usize {
     bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
 }
 
+/// The maximal runs of `class` bytes at least `min` long, in order.
+///
+/// Any such run holds every `min`th byte position, so only those positions
+/// are probed, and a run is measured only around a probe that lands in one:
+/// each byte is read at most twice, and text of short words is mostly skipped.
+pub(super) fn long_runs(bytes: &[u8], min: usize, class: fn(u8) -> bool) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let min = min.max(1);
+    // Every byte before `next` is covered; the byte just before it is not of `class`.
+    let mut next = 0usize;
+    core::iter::from_fn(move || {
+        loop {
+            let probe = next + min - 1;
+            let &b = bytes.get(probe)?;
+            if !class(b) {
+                next = probe + 1;
+                continue;
+            }
+            let back =
+                bytes.get(next..probe).map_or(0, |before| before.iter().rev().take_while(|&&b| class(b)).count());
+            let start = probe - back;
+            let end = probe + run(bytes, probe, class);
+            // The byte at `end` is not of `class` (or the text ends there).
+            next = end + 1;
+            if end - start >= min {
+                return Some((start, end));
+            }
+        }
+    })
+}
+
 /// Whether a matched span is a documentation placeholder rather than a secret.
 fn placeholder(span: &[u8]) -> bool {
     const WORDS: &[&[u8]] = &[b"XXXX", b"xxxx", b"REDACTED", b"redacted", b"EXAMPLE", b"example"];
@@ -427,16 +457,11 @@ pub const AWS_PAIR_BYTES: usize = 256;
 /// named by `aws` and `secret` just before them.
 fn aws_secret_keys(text: &str, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
-    let is_b64 = |b: u8| is_alnum(b) || b == b'+' || b == b'/';
+    let is_b64: fn(u8) -> bool = |b| is_alnum(b) || b == b'+' || b == b'/';
     let ids: Vec<usize> = spans.iter().filter(|s| s.detector == names::AWS_ACCESS_KEY).map(|s| s.start).collect();
-    let mut at = 0;
-    while at < bytes.len() {
-        let len = run(bytes, at, is_b64);
-        if len == 0 {
-            at += 1;
-            continue;
-        }
-        let end = at + len;
+    // Only a run of exactly 40 can be a key.
+    for (at, end) in long_runs(bytes, 40, is_b64) {
+        let len = end - at;
         let token = bytes.get(at..end).unwrap_or_default();
         let shaped = len == 40
             && token.iter().any(u8::is_ascii_uppercase)
@@ -453,7 +478,6 @@ fn aws_secret_keys(text: &str, spans: &mut Vec<Span>) {
                 spans.push(Span { detector: names::AWS_SECRET_KEY, start: at, end });
             }
         }
-        at = end;
     }
 }
 
@@ -496,8 +520,20 @@ fn public_blocks(text: &str, found: &Found) -> Vec<(usize, usize)> {
 fn high_entropy(text: &str, found: &Found, decode: bool, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
     let public = public_blocks(text, found);
-    let mut at = 0;
-    while at < bytes.len() {
+    // A token shorter than this, with its padding, is never judged; such a
+    // token and its padding lie in a run of token bytes and `=` at least this long.
+    let shortest = MIN_ENTROPY_TOKEN_CHARS.min(super::exempt::MIN_DECODED_TEXT_CHARS);
+    for (from, to) in long_runs(bytes, shortest, |b| is_token_byte(b) || b == b'=') {
+        high_entropy_in(text, from, to, decode, &public, spans);
+    }
+}
+
+/// The tokens of `text` that start in `from..to`, a run of token bytes and `=`
+/// with no token byte just before it, judged in order.
+fn high_entropy_in(text: &str, from: usize, to: usize, decode: bool, public: &[(usize, usize)], spans: &mut Vec<Span>) {
+    let bytes = text.as_bytes();
+    let mut at = from;
+    while at < to {
         let len = run(bytes, at, is_token_byte);
         if len == 0 {
             at += 1;

@@ -336,14 +336,9 @@ fn azure_storage(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
 /// Discord bot tokens: the bot's numeric ID in base64, `.`, six characters, `.`, 27 to 38 more.
 fn discord(bytes: &[u8], spans: &mut Vec<Span>) {
     use base64::Engine as _;
-    let mut at = 0;
-    while at < bytes.len() {
-        let len = run(bytes, at, is_url_b64);
-        if len == 0 {
-            at += 1;
-            continue;
-        }
-        let first_end = at + len;
+    // The first part is at least 23 characters.
+    for (at, first_end) in super::detectors::long_runs(bytes, 23, is_url_b64) {
+        let len = first_end - at;
         if (23..=28).contains(&len)
             && !glued(bytes, at, |b| is_url_b64(b) || b == b'.')
             && bytes.get(first_end) == Some(&b'.')
@@ -359,26 +354,19 @@ fn discord(bytes: &[u8], spans: &mut Vec<Span>) {
                 push(spans, bytes, names::DISCORD_TOKEN, at, last_at + last);
             }
         }
-        at = first_end;
     }
 }
 
 /// Telegram bot tokens: the bot's numeric ID, `:`, and 35 URL-safe base64 characters.
 fn telegram(bytes: &[u8], spans: &mut Vec<Span>) {
-    let mut at = 0;
-    while at < bytes.len() {
-        let digits = run(bytes, at, |b| b.is_ascii_digit());
-        if digits == 0 {
-            at += 1;
-            continue;
-        }
-        let colon = at + digits;
+    // The bot ID is at least 8 digits.
+    for (at, colon) in super::detectors::long_runs(bytes, 8, |b| b.is_ascii_digit()) {
+        let digits = colon - at;
         if (8..=10).contains(&digits) && !glued(bytes, at, is_alnum) && bytes.get(colon) == Some(&b':') {
             let len = run(bytes, colon + 1, is_url_b64);
             if len == 35 && bytes.get(colon + 1..colon + 36).is_some_and(random_body) {
                 push(spans, bytes, names::TELEGRAM_TOKEN, at, colon + 36);
             }
         }
-        at = colon;
     }
 }
