@@ -195,7 +195,7 @@ pub(super) fn spans_of(text: &str, decode: bool) -> Vec<Span> {
     jwts(bytes, &found, &mut spans);
     aws_secret_keys(text, &mut spans);
     super::labelled::url_credentials(text, &found, &mut spans);
-    super::labelled::labelled(text, &mut spans);
+    super::labelled::labelled(text, &found, &mut spans);
     high_entropy(text, &found, decode, &mut spans);
     spans.sort_by_key(|s| (s.start, s.end));
     // One secret, one hit: a span inside an earlier one adds nothing.

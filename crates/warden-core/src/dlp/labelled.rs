@@ -212,7 +212,7 @@ fn words(key: &str) -> Vec<String> {
 
 /// Pieces, one of which every label's last word holds (`pass` in `passwd`,
 /// `key` in `apiKey`, `auth` in `authorization`), in any case.
-const LABEL_PIECES: &[&[u8]] = &[b"pass", b"pwd", b"secret", b"cred", b"key", b"token", b"auth", b"bearer"];
+pub(super) const LABEL_PIECES: &[&[u8]] = &[b"pass", b"pwd", b"secret", b"cred", b"key", b"token", b"auth", b"bearer"];
 
 /// Whether `key` holds one of [`LABEL_PIECES`], ignoring ASCII case: a
 /// necessary condition for [`strength`] to find a label, checked in one pass.
@@ -252,20 +252,25 @@ enum Joint {
 }
 
 /// Values after secret-like labels.
-pub(super) fn labelled(text: &str, spans: &mut Vec<Span>) {
+///
+/// A key is a maximal run of label bytes. Only a run holding a label piece or
+/// `-u` can be a label (see [`holds_secret_word`]); the pieces' positions come
+/// from the one pass of [`super::prefixes`], so the other runs are not read.
+pub(super) fn labelled(text: &str, found: &Found, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        let len = run(bytes, at, is_label_byte);
-        if len == 0 {
-            at += 1;
+    // Every run that starts before `covered` is judged; the byte just before it is no label byte.
+    let mut covered = 0usize;
+    for at in found.label_starts() {
+        if at < covered {
             continue;
         }
-        let end = at + len;
-        if let Some(key) = text.get(at..end) {
-            label_at(text, at, key, end, spans);
+        let back = bytes.get(covered..at).map_or(0, |b| b.iter().rev().take_while(|&&b| is_label_byte(b)).count());
+        let start = at - back;
+        let end = at + run(bytes, at, is_label_byte);
+        if let Some(key) = text.get(start..end) {
+            label_at(text, start, key, end, spans);
         }
-        at = end;
+        covered = end + 1;
     }
 }
 

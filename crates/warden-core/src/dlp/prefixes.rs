@@ -11,6 +11,11 @@
 //! what a byte-by-byte comparison at every position finds ([`naive`], which
 //! the tests compare against).
 //!
+//! The same pass finds the pieces a secret label's last word holds
+//! ([`super::labelled::LABEL_PIECES`], `pass`, `token`, … in any case, as
+//! every ASCII case variant of each), so that only the words holding one are
+//! read as labels.
+//!
 //! The automaton depends on no configuration, so it is built once, on the
 //! first scan, and shared. Building it cannot fail for this fixed table (a
 //! test builds it); if it ever did, every scan would fall back to
@@ -43,6 +48,7 @@ pub(super) enum Fixed {
     OpenAi,
     Jwt,
     UrlScheme,
+    UserFlag,
 }
 
 impl Fixed {
@@ -67,6 +73,7 @@ impl Fixed {
         Fixed::OpenAi,
         Fixed::Jwt,
         Fixed::UrlScheme,
+        Fixed::UserFlag,
     ];
 
     /// The string itself.
@@ -91,6 +98,7 @@ impl Fixed {
             Fixed::OpenAi => "sk-",
             Fixed::Jwt => "eyJ",
             Fixed::UrlScheme => "://",
+            Fixed::UserFlag => "-u",
         }
     }
 
@@ -115,9 +123,37 @@ impl Prefix {
     }
 }
 
-/// Every string, in pattern-id order: the vendor rows, then [`Fixed::ALL`].
-pub(super) fn patterns() -> impl Iterator<Item = &'static str> {
-    ROWS.iter().map(|r| r.prefix).chain(Fixed::ALL.iter().map(|f| f.text()))
+/// The first pattern id of the label pieces' case variants; they run to the end.
+fn first_piece_id() -> usize {
+    ROWS.len() + Fixed::ALL.len()
+}
+
+/// Every ASCII case variant of `piece` (`key`, `Key`, `kEy`, … `KEY`).
+fn case_variants(piece: &'static [u8]) -> impl Iterator<Item = Vec<u8>> {
+    let letters = piece.iter().filter(|b| b.is_ascii_alphabetic()).count();
+    (0u32..1 << letters).map(move |mask| {
+        let mut bit = 0;
+        piece
+            .iter()
+            .map(|&b| {
+                if !b.is_ascii_alphabetic() {
+                    return b;
+                }
+                let upper = mask >> bit & 1 == 1;
+                bit += 1;
+                if upper { b.to_ascii_uppercase() } else { b.to_ascii_lowercase() }
+            })
+            .collect()
+    })
+}
+
+/// Every string, in pattern-id order: the vendor rows, [`Fixed::ALL`], then
+/// the label pieces' case variants.
+pub(super) fn patterns() -> impl Iterator<Item = Vec<u8>> {
+    ROWS.iter()
+        .map(|r| r.prefix.as_bytes().to_vec())
+        .chain(Fixed::ALL.iter().map(|f| f.text().as_bytes().to_vec()))
+        .chain(super::labelled::LABEL_PIECES.iter().flat_map(|p| case_variants(p)))
 }
 
 static SEARCHER: OnceBox<Option<AhoCorasick>> = OnceBox::new();
@@ -157,6 +193,16 @@ impl Found {
         self.hits.get(from..).unwrap_or_default().iter().take_while(move |&&(p, _)| p == id).map(|&(_, at)| at)
     }
 
+    /// Byte positions where a label piece (in any case) or `-u` starts, ascending.
+    pub(super) fn label_starts(&self) -> Vec<usize> {
+        let from = self.hits.partition_point(|&(p, _)| p < first_piece_id());
+        let pieces = self.hits.get(from..).unwrap_or_default().iter().map(|&(_, at)| at);
+        let mut out: Vec<usize> = pieces.chain(self.starts(Prefix::Fixed(Fixed::UserFlag))).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Every (pattern id, start), sorted.
     #[cfg(test)]
     pub(super) fn all(&self) -> &[(usize, usize)] {
@@ -169,9 +215,8 @@ impl Found {
 pub(super) fn naive(bytes: &[u8]) -> Vec<(usize, usize)> {
     let mut hits = Vec::new();
     for (id, pattern) in patterns().enumerate() {
-        let pattern = pattern.as_bytes();
         let last = bytes.len().saturating_sub(pattern.len());
-        hits.extend((0..=last).filter(|&i| bytes.get(i..i + pattern.len()) == Some(pattern)).map(|i| (id, i)));
+        hits.extend((0..=last).filter(|&i| bytes.get(i..i + pattern.len()) == Some(&pattern[..])).map(|i| (id, i)));
     }
     hits.sort_unstable();
     hits
