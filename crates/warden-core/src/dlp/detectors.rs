@@ -17,6 +17,7 @@
 //! Work is linear in the text for each detector and the text is bounded by
 //! [`super::MAX_BODY_BYTES`] before it gets here.
 
+use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
 use base64::Engine as _;
 
@@ -183,18 +184,19 @@ pub fn scan(text: &str) -> Vec<Hit> {
 /// decoded again).
 pub(super) fn spans_of(text: &str, decode: bool) -> Vec<Span> {
     let bytes = text.as_bytes();
+    let found = Found::in_text(bytes);
     let mut spans: Vec<Span> = Vec::new();
-    private_keys(text, &mut spans);
-    aws_access_keys(bytes, &mut spans);
-    super::vendors::scan(bytes, &mut spans);
-    slack_tokens(bytes, &mut spans);
-    slack_webhooks(bytes, &mut spans);
-    openai_keys(bytes, &mut spans);
-    jwts(bytes, &mut spans);
+    private_keys(text, &found, &mut spans);
+    aws_access_keys(bytes, &found, &mut spans);
+    super::vendors::scan(bytes, &found, &mut spans);
+    slack_tokens(bytes, &found, &mut spans);
+    slack_webhooks(bytes, &found, &mut spans);
+    openai_keys(bytes, &found, &mut spans);
+    jwts(bytes, &found, &mut spans);
     aws_secret_keys(text, &mut spans);
-    super::labelled::url_credentials(text, &mut spans);
-    super::labelled::labelled(text, &mut spans);
-    high_entropy(text, decode, &mut spans);
+    super::labelled::url_credentials(text, &found, &mut spans);
+    super::labelled::labelled(text, &found, &mut spans);
+    high_entropy(text, &found, decode, &mut spans);
     spans.sort_by_key(|s| (s.start, s.end));
     // One secret, one hit: a span inside an earlier one adds nothing.
     let mut kept: Vec<Span> = Vec::new();
@@ -244,10 +246,34 @@ pub(super) fn run(bytes: &[u8], at: usize, class: fn(u8) -> bool) -> usize {
     bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
 }
 
-/// Byte positions where `prefix` starts.
-pub(super) fn starts<'a>(bytes: &'a [u8], prefix: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
-    let last = bytes.len().saturating_sub(prefix.len());
-    (0..=last).filter(move |&i| bytes.get(i..i + prefix.len()) == Some(prefix))
+/// The maximal runs of `class` bytes at least `min` long, in order.
+///
+/// Any such run holds every `min`th byte position, so only those positions
+/// are probed, and a run is measured only around a probe that lands in one:
+/// each byte is read at most twice, and text of short words is mostly skipped.
+pub(super) fn long_runs(bytes: &[u8], min: usize, class: fn(u8) -> bool) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let min = min.max(1);
+    // Every byte before `next` is covered; the byte just before it is not of `class`.
+    let mut next = 0usize;
+    core::iter::from_fn(move || {
+        loop {
+            let probe = next + min - 1;
+            let &b = bytes.get(probe)?;
+            if !class(b) {
+                next = probe + 1;
+                continue;
+            }
+            let back =
+                bytes.get(next..probe).map_or(0, |before| before.iter().rev().take_while(|&&b| class(b)).count());
+            let start = probe - back;
+            let end = probe + run(bytes, probe, class);
+            // The byte at `end` is not of `class` (or the text ends there).
+            next = end + 1;
+            if end - start >= min {
+                return Some((start, end));
+            }
+        }
+    })
 }
 
 /// Whether a matched span is a documentation placeholder rather than a secret.
@@ -265,9 +291,9 @@ pub(super) fn push(spans: &mut Vec<Span>, bytes: &[u8], detector: &'static str, 
 }
 
 /// PEM and PGP private key blocks with real key material in them.
-fn private_keys(text: &str, spans: &mut Vec<Span>) {
-    const BEGIN: &str = "-----BEGIN ";
-    for (start, _) in text.match_indices(BEGIN) {
+fn private_keys(text: &str, found: &Found, spans: &mut Vec<Span>) {
+    const BEGIN: &str = Fixed::PemBegin.text();
+    for start in found.starts(Prefix::Fixed(Fixed::PemBegin)) {
         let Some(after) = text.get(start + BEGIN.len()..) else {
             continue;
         };
@@ -302,9 +328,9 @@ fn private_keys(text: &str, spans: &mut Vec<Span>) {
 }
 
 /// AWS access key IDs: a four-letter kind and sixteen base32 characters.
-fn aws_access_keys(bytes: &[u8], spans: &mut Vec<Span>) {
-    for prefix in [&b"AKIA"[..], b"ASIA", b"ABIA", b"ACCA"] {
-        for start in starts(bytes, prefix) {
+fn aws_access_keys(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    for prefix in [Fixed::AwsAkia, Fixed::AwsAsia, Fixed::AwsAbia, Fixed::AwsAcca] {
+        for start in found.starts(Prefix::Fixed(prefix)) {
             if glued(bytes, start, is_alnum) {
                 continue;
             }
@@ -325,13 +351,13 @@ fn aws_access_keys(bytes: &[u8], spans: &mut Vec<Span>) {
 }
 
 /// Slack tokens: `xoxb-`, `xoxp-`, `xoxa-` and kin, then numeric team and user parts.
-fn slack_tokens(bytes: &[u8], spans: &mut Vec<Span>) {
-    for prefix in [&b"xoxb-"[..], b"xoxp-", b"xoxa-", b"xoxr-", b"xoxs-"] {
-        for start in starts(bytes, prefix) {
+fn slack_tokens(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    for prefix in [Fixed::SlackXoxb, Fixed::SlackXoxp, Fixed::SlackXoxa, Fixed::SlackXoxr, Fixed::SlackXoxs] {
+        for start in found.starts(Prefix::Fixed(prefix)) {
             if glued(bytes, start, is_alnum) {
                 continue;
             }
-            let body = start + prefix.len();
+            let body = start + prefix.text().len();
             let len = run(bytes, body, |b| is_alnum(b) || b == b'-');
             let Some(token) = bytes.get(body..body + len) else {
                 continue;
@@ -346,10 +372,10 @@ fn slack_tokens(bytes: &[u8], spans: &mut Vec<Span>) {
 }
 
 /// Slack incoming-webhook URLs, which post as the workspace without any other credential.
-fn slack_webhooks(bytes: &[u8], spans: &mut Vec<Span>) {
-    const HOST: &[u8] = b"hooks.slack.com/services/";
+fn slack_webhooks(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    const HOST: &[u8] = Fixed::SlackWebhook.text().as_bytes();
     let id = |b: u8| b.is_ascii_uppercase() || b.is_ascii_digit();
-    for start in starts(bytes, HOST) {
+    for start in found.starts(Prefix::Fixed(Fixed::SlackWebhook)) {
         let mut at = start + HOST.len();
         let mut ok = true;
         for lead in [b'T', b'B'] {
@@ -365,8 +391,8 @@ fn slack_webhooks(bytes: &[u8], spans: &mut Vec<Span>) {
 }
 
 /// OpenAI `sk-` keys (legacy, `sk-proj-`, `sk-svcacct-`, `sk-admin-`; Anthropic's `sk-ant-` are theirs): long, with upper case, lower case and digits.
-fn openai_keys(bytes: &[u8], spans: &mut Vec<Span>) {
-    for start in starts(bytes, b"sk-") {
+fn openai_keys(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    for start in found.starts(Prefix::Fixed(Fixed::OpenAi)) {
         let anthropic = bytes.get(start..).is_some_and(|rest| rest.starts_with(b"sk-ant-"));
         if anthropic || glued(bytes, start, |b| is_alnum(b) || b == b'-' || b == b'_') {
             continue;
@@ -385,8 +411,8 @@ fn openai_keys(bytes: &[u8], spans: &mut Vec<Span>) {
 }
 
 /// JSON Web Tokens whose header decodes to a JSON object naming its algorithm.
-fn jwts(bytes: &[u8], spans: &mut Vec<Span>) {
-    for start in starts(bytes, b"eyJ") {
+fn jwts(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    for start in found.starts(Prefix::Fixed(Fixed::Jwt)) {
         if glued(bytes, start, is_url_b64) {
             continue;
         }
@@ -431,16 +457,11 @@ pub const AWS_PAIR_BYTES: usize = 256;
 /// named by `aws` and `secret` just before them.
 fn aws_secret_keys(text: &str, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
-    let is_b64 = |b: u8| is_alnum(b) || b == b'+' || b == b'/';
+    let is_b64: fn(u8) -> bool = |b| is_alnum(b) || b == b'+' || b == b'/';
     let ids: Vec<usize> = spans.iter().filter(|s| s.detector == names::AWS_ACCESS_KEY).map(|s| s.start).collect();
-    let mut at = 0;
-    while at < bytes.len() {
-        let len = run(bytes, at, is_b64);
-        if len == 0 {
-            at += 1;
-            continue;
-        }
-        let end = at + len;
+    // Only a run of exactly 40 can be a key.
+    for (at, end) in long_runs(bytes, 40, is_b64) {
+        let len = end - at;
         let token = bytes.get(at..end).unwrap_or_default();
         let shaped = len == 40
             && token.iter().any(u8::is_ascii_uppercase)
@@ -457,7 +478,6 @@ fn aws_secret_keys(text: &str, spans: &mut Vec<Span>) {
                 spans.push(Span { detector: names::AWS_SECRET_KEY, start: at, end });
             }
         }
-        at = end;
     }
 }
 
@@ -469,10 +489,10 @@ fn is_token_byte(b: u8) -> bool {
 const PUBLIC_PREFIXES: &[&str] = &["pk_live_", "pk_test_"];
 
 /// Byte ranges of PEM blocks that hold public material (certificates, public keys).
-fn public_blocks(text: &str) -> Vec<(usize, usize)> {
-    const BEGIN: &str = "-----BEGIN ";
+fn public_blocks(text: &str, found: &Found) -> Vec<(usize, usize)> {
+    const BEGIN: &str = Fixed::PemBegin.text();
     let mut out = Vec::new();
-    for (start, _) in text.match_indices(BEGIN) {
+    for start in found.starts(Prefix::Fixed(Fixed::PemBegin)) {
         let Some(after) = text.get(start + BEGIN.len()..) else {
             continue;
         };
@@ -497,11 +517,23 @@ fn public_blocks(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// Random-looking tokens without a known prefix.
-fn high_entropy(text: &str, decode: bool, spans: &mut Vec<Span>) {
+fn high_entropy(text: &str, found: &Found, decode: bool, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
-    let public = public_blocks(text);
-    let mut at = 0;
-    while at < bytes.len() {
+    let public = public_blocks(text, found);
+    // A token shorter than this, with its padding, is never judged; such a
+    // token and its padding lie in a run of token bytes and `=` at least this long.
+    let shortest = MIN_ENTROPY_TOKEN_CHARS.min(super::exempt::MIN_DECODED_TEXT_CHARS);
+    for (from, to) in long_runs(bytes, shortest, |b| is_token_byte(b) || b == b'=') {
+        high_entropy_in(text, from, to, decode, &public, spans);
+    }
+}
+
+/// The tokens of `text` that start in `from..to`, a run of token bytes and `=`
+/// with no token byte just before it, judged in order.
+fn high_entropy_in(text: &str, from: usize, to: usize, decode: bool, public: &[(usize, usize)], spans: &mut Vec<Span>) {
+    let bytes = text.as_bytes();
+    let mut at = from;
+    while at < to {
         let len = run(bytes, at, is_token_byte);
         if len == 0 {
             at += 1;

@@ -26,6 +26,7 @@
 //! base64 of printable text is judged by that text.
 
 use super::detectors::{Span, average_class_run, entropy, names, run, word_fraction};
+use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
 use base64::Engine as _;
 
@@ -209,6 +210,20 @@ fn words(key: &str) -> Vec<String> {
     out
 }
 
+/// Pieces, one of which every label's last word holds (`pass` in `passwd`,
+/// `key` in `apiKey`, `auth` in `authorization`), in any case.
+pub(super) const LABEL_PIECES: &[&[u8]] = &[b"pass", b"pwd", b"secret", b"cred", b"key", b"token", b"auth", b"bearer"];
+
+/// Whether `key` holds one of [`LABEL_PIECES`], ignoring ASCII case: a
+/// necessary condition for [`strength`] to find a label, checked in one pass.
+fn holds_secret_word(key: &[u8]) -> bool {
+    (0..key.len()).any(|i| {
+        // The pieces start with seven letters; any other byte starts none of them.
+        matches!(key.get(i).map(u8::to_ascii_lowercase), Some(b'p' | b's' | b'c' | b'k' | b't' | b'a' | b'b'))
+            && LABEL_PIECES.iter().any(|p| key.get(i..i + p.len()).is_some_and(|w| w.eq_ignore_ascii_case(p)))
+    })
+}
+
 fn strength(key: &str) -> Option<Strength> {
     let words = words(key);
     let last = words.last()?.as_str();
@@ -237,24 +252,33 @@ enum Joint {
 }
 
 /// Values after secret-like labels.
-pub(super) fn labelled(text: &str, spans: &mut Vec<Span>) {
+///
+/// A key is a maximal run of label bytes. Only a run holding a label piece or
+/// `-u` can be a label (see [`holds_secret_word`]); the pieces' positions come
+/// from the one pass of [`super::prefixes`], so the other runs are not read.
+pub(super) fn labelled(text: &str, found: &Found, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        let len = run(bytes, at, is_label_byte);
-        if len == 0 {
-            at += 1;
+    // Every run that starts before `covered` is judged; the byte just before it is no label byte.
+    let mut covered = 0usize;
+    for at in found.label_starts() {
+        if at < covered {
             continue;
         }
-        let end = at + len;
-        if let Some(key) = text.get(at..end) {
-            label_at(text, at, key, end, spans);
+        let back = bytes.get(covered..at).map_or(0, |b| b.iter().rev().take_while(|&&b| is_label_byte(b)).count());
+        let start = at - back;
+        let end = at + run(bytes, at, is_label_byte);
+        if let Some(key) = text.get(start..end) {
+            label_at(text, start, key, end, spans);
         }
-        at = end;
+        covered = end + 1;
     }
 }
 
 fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut Vec<Span>) {
+    // Most words of a message are no label: only a key holding a secret word can be one.
+    if !holds_secret_word(key.as_bytes()) && key != "-u" && key != "--user" {
+        return;
+    }
     let bytes = text.as_bytes();
     let dashes = key.bytes().take_while(|&b| b == b'-').count();
     let is_flag = dashes == 2;
@@ -588,11 +612,11 @@ fn name_like(value: &str) -> bool {
 }
 
 /// Passwords of `scheme://user:password@host` URLs.
-pub(super) fn url_credentials(text: &str, spans: &mut Vec<Span>) {
+pub(super) fn url_credentials(text: &str, found: &Found, spans: &mut Vec<Span>) {
     const DEFAULTS: &[&str] =
         &["guest", "admin", "root", "postgres", "mysql", "test", "user", "redis", "mongo", "rabbitmq", "anonymous"];
     let bytes = text.as_bytes();
-    for (at, _) in text.match_indices("://") {
+    for at in found.starts(Prefix::Fixed(Fixed::UrlScheme)) {
         let scheme = bytes.get(..at).map_or(0, |b| {
             b.iter().rev().take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'.' | b'-')).count()
         });

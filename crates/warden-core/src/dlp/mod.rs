@@ -29,6 +29,7 @@ pub mod exempt;
 pub mod labelled;
 pub mod listed;
 pub mod pii;
+mod prefixes;
 pub mod vendors;
 pub mod verdict;
 

@@ -14,7 +14,8 @@
 //! cannot be seen from the text, and an unrestricted one bills its owner.
 
 use super::detectors::names;
-use super::detectors::{Span, glued, is_alnum, is_url_b64, push, run, starts};
+use super::detectors::{Span, glued, is_alnum, is_url_b64, push, run};
+use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
 
 /// A byte class of a token's body.
@@ -226,10 +227,10 @@ pub const ROWS: &[Row] = &[
 ];
 
 /// Every row's tokens in `bytes`.
-pub(super) fn scan(bytes: &[u8], spans: &mut Vec<Span>) {
-    for row in ROWS {
+pub(super) fn scan(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    for (i, row) in ROWS.iter().enumerate() {
         let prefix = row.prefix.as_bytes();
-        for start in starts(bytes, prefix) {
+        for start in found.starts(Prefix::Row(i)) {
             if glued(bytes, start, is_url_b64) {
                 continue;
             }
@@ -248,17 +249,17 @@ pub(super) fn scan(bytes: &[u8], spans: &mut Vec<Span>) {
             }
         }
     }
-    sendgrid(bytes, spans);
-    slack_app_tokens(bytes, spans);
-    mailchimp(bytes, spans);
-    azure_storage(bytes, spans);
+    sendgrid(bytes, found, spans);
+    slack_app_tokens(bytes, found, spans);
+    mailchimp(bytes, found, spans);
+    azure_storage(bytes, found, spans);
     discord(bytes, spans);
     telegram(bytes, spans);
 }
 
 /// SendGrid: `SG.`, 22 URL-safe base64 characters, `.`, 43 more.
-fn sendgrid(bytes: &[u8], spans: &mut Vec<Span>) {
-    for start in starts(bytes, b"SG.") {
+fn sendgrid(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    for start in found.starts(Prefix::Fixed(Fixed::SendGrid)) {
         let id_at = start + 3;
         let id = run(bytes, id_at, is_url_b64);
         let secret_at = id_at + id + 1;
@@ -270,8 +271,8 @@ fn sendgrid(bytes: &[u8], spans: &mut Vec<Span>) {
 }
 
 /// Slack app-level tokens: `xapp-`, a digit, `-`, an upper-case app ID, `-`, digits, `-`, hex.
-fn slack_app_tokens(bytes: &[u8], spans: &mut Vec<Span>) {
-    for start in starts(bytes, b"xapp-") {
+fn slack_app_tokens(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    for start in found.starts(Prefix::Fixed(Fixed::SlackApp)) {
         let len = run(bytes, start + 5, |b| is_alnum(b) || b == b'-');
         let Some(token) = bytes.get(start + 5..start + 5 + len) else {
             continue;
@@ -288,8 +289,8 @@ fn slack_app_tokens(bytes: &[u8], spans: &mut Vec<Span>) {
 }
 
 /// Mailchimp API keys: 32 lower-case hex characters, `-us` and a data-centre number.
-fn mailchimp(bytes: &[u8], spans: &mut Vec<Span>) {
-    for at in starts(bytes, b"-us") {
+fn mailchimp(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    for at in found.starts(Prefix::Fixed(Fixed::MailchimpRegion)) {
         let Some(start) = at.checked_sub(32) else {
             continue;
         };
@@ -308,8 +309,8 @@ fn is_b64(b: u8) -> bool {
 
 /// Azure storage account keys (`AccountKey=` and 88 base64 characters) and
 /// shared-access signatures (`sig=` in a URL that also names a service version).
-fn azure_storage(bytes: &[u8], spans: &mut Vec<Span>) {
-    for at in starts(bytes, b"AccountKey=") {
+fn azure_storage(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    for at in found.starts(Prefix::Fixed(Fixed::AzureAccountKey)) {
         let key_at = at + 11;
         let len = run(bytes, key_at, is_b64);
         let pad = run(bytes, key_at + len, |b| b == b'=');
@@ -317,7 +318,7 @@ fn azure_storage(bytes: &[u8], spans: &mut Vec<Span>) {
             push(spans, bytes, names::AZURE_STORAGE_KEY, key_at, key_at + len + pad);
         }
     }
-    for at in starts(bytes, b"sig=") {
+    for at in found.starts(Prefix::Fixed(Fixed::AzureSig)) {
         if !matches!(at.checked_sub(1).and_then(|i| bytes.get(i)), Some(b'?' | b'&')) {
             continue;
         }
@@ -335,14 +336,9 @@ fn azure_storage(bytes: &[u8], spans: &mut Vec<Span>) {
 /// Discord bot tokens: the bot's numeric ID in base64, `.`, six characters, `.`, 27 to 38 more.
 fn discord(bytes: &[u8], spans: &mut Vec<Span>) {
     use base64::Engine as _;
-    let mut at = 0;
-    while at < bytes.len() {
-        let len = run(bytes, at, is_url_b64);
-        if len == 0 {
-            at += 1;
-            continue;
-        }
-        let first_end = at + len;
+    // The first part is at least 23 characters.
+    for (at, first_end) in super::detectors::long_runs(bytes, 23, is_url_b64) {
+        let len = first_end - at;
         if (23..=28).contains(&len)
             && !glued(bytes, at, |b| is_url_b64(b) || b == b'.')
             && bytes.get(first_end) == Some(&b'.')
@@ -358,26 +354,19 @@ fn discord(bytes: &[u8], spans: &mut Vec<Span>) {
                 push(spans, bytes, names::DISCORD_TOKEN, at, last_at + last);
             }
         }
-        at = first_end;
     }
 }
 
 /// Telegram bot tokens: the bot's numeric ID, `:`, and 35 URL-safe base64 characters.
 fn telegram(bytes: &[u8], spans: &mut Vec<Span>) {
-    let mut at = 0;
-    while at < bytes.len() {
-        let digits = run(bytes, at, |b| b.is_ascii_digit());
-        if digits == 0 {
-            at += 1;
-            continue;
-        }
-        let colon = at + digits;
+    // The bot ID is at least 8 digits.
+    for (at, colon) in super::detectors::long_runs(bytes, 8, |b| b.is_ascii_digit()) {
+        let digits = colon - at;
         if (8..=10).contains(&digits) && !glued(bytes, at, is_alnum) && bytes.get(colon) == Some(&b':') {
             let len = run(bytes, colon + 1, is_url_b64);
             if len == 35 && bytes.get(colon + 1..colon + 36).is_some_and(random_body) {
                 push(spans, bytes, names::TELEGRAM_TOKEN, at, colon + 36);
             }
         }
-        at = colon;
     }
 }

@@ -1,0 +1,229 @@
+//! Every fixed string a secret detector starts from, found in one pass.
+//!
+//! The detectors of [`super::detectors`] and the rows of [`super::vendors`]
+//! each begin at a fixed, case-sensitive string (`ghp_`, `AKIA`, `eyJ`,
+//! `-----BEGIN `, `://`). Instead of each looking for its own string across
+//! the whole text, one Aho-Corasick automaton over all of them finds every
+//! occurrence of every string, overlapping ones included (`sk-` inside
+//! `sk-ant-api03-`, `AC` inside `ACCA`), in a single pass; each detector then
+//! validates only the positions of its own strings, in ascending order, as it
+//! did when it looked for them itself. What is found is therefore exactly
+//! what a byte-by-byte comparison at every position finds ([`naive`], which
+//! the tests compare against).
+//!
+//! The same pass finds the pieces a secret label's last word holds
+//! ([`super::labelled::LABEL_PIECES`], `pass`, `token`, … in any case, as
+//! every ASCII case variant of each), so that only the words holding one are
+//! read as labels.
+//!
+//! The automaton depends on no configuration, so it is built once, on the
+//! first scan, and shared. Building it cannot fail for this fixed table (a
+//! test builds it); if it ever did, every scan would fall back to
+//! [`naive`]: slower, never blind.
+
+use super::vendors::ROWS;
+use crate::prelude::*;
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use once_cell::race::OnceBox;
+
+/// The fixed strings of the detectors that are not vendor rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fixed {
+    PemBegin,
+    AwsAkia,
+    AwsAsia,
+    AwsAbia,
+    AwsAcca,
+    SendGrid,
+    SlackApp,
+    MailchimpRegion,
+    AzureAccountKey,
+    AzureSig,
+    SlackXoxb,
+    SlackXoxp,
+    SlackXoxa,
+    SlackXoxr,
+    SlackXoxs,
+    SlackWebhook,
+    OpenAi,
+    Jwt,
+    UrlScheme,
+    UserFlag,
+}
+
+impl Fixed {
+    /// Every fixed string, in declaration order.
+    pub(super) const ALL: &'static [Fixed] = &[
+        Fixed::PemBegin,
+        Fixed::AwsAkia,
+        Fixed::AwsAsia,
+        Fixed::AwsAbia,
+        Fixed::AwsAcca,
+        Fixed::SendGrid,
+        Fixed::SlackApp,
+        Fixed::MailchimpRegion,
+        Fixed::AzureAccountKey,
+        Fixed::AzureSig,
+        Fixed::SlackXoxb,
+        Fixed::SlackXoxp,
+        Fixed::SlackXoxa,
+        Fixed::SlackXoxr,
+        Fixed::SlackXoxs,
+        Fixed::SlackWebhook,
+        Fixed::OpenAi,
+        Fixed::Jwt,
+        Fixed::UrlScheme,
+        Fixed::UserFlag,
+    ];
+
+    /// The string itself.
+    pub(super) const fn text(self) -> &'static str {
+        match self {
+            Fixed::PemBegin => "-----BEGIN ",
+            Fixed::AwsAkia => "AKIA",
+            Fixed::AwsAsia => "ASIA",
+            Fixed::AwsAbia => "ABIA",
+            Fixed::AwsAcca => "ACCA",
+            Fixed::SendGrid => "SG.",
+            Fixed::SlackApp => "xapp-",
+            Fixed::MailchimpRegion => "-us",
+            Fixed::AzureAccountKey => "AccountKey=",
+            Fixed::AzureSig => "sig=",
+            Fixed::SlackXoxb => "xoxb-",
+            Fixed::SlackXoxp => "xoxp-",
+            Fixed::SlackXoxa => "xoxa-",
+            Fixed::SlackXoxr => "xoxr-",
+            Fixed::SlackXoxs => "xoxs-",
+            Fixed::SlackWebhook => "hooks.slack.com/services/",
+            Fixed::OpenAi => "sk-",
+            Fixed::Jwt => "eyJ",
+            Fixed::UrlScheme => "://",
+            Fixed::UserFlag => "-u",
+        }
+    }
+
+    fn id(self) -> usize {
+        ROWS.len() + self as usize
+    }
+}
+
+/// Which string: a vendor row (by its index in [`ROWS`]) or a fixed one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Prefix {
+    Row(usize),
+    Fixed(Fixed),
+}
+
+impl Prefix {
+    fn id(self) -> usize {
+        match self {
+            Prefix::Row(i) => i,
+            Prefix::Fixed(f) => f.id(),
+        }
+    }
+}
+
+/// The first pattern id of the label pieces' case variants; they run to the end.
+fn first_piece_id() -> usize {
+    ROWS.len() + Fixed::ALL.len()
+}
+
+/// Every ASCII case variant of `piece` (`key`, `Key`, `kEy`, … `KEY`).
+fn case_variants(piece: &'static [u8]) -> impl Iterator<Item = Vec<u8>> {
+    let letters = piece.iter().filter(|b| b.is_ascii_alphabetic()).count();
+    (0u32..1 << letters).map(move |mask| {
+        let mut bit = 0;
+        piece
+            .iter()
+            .map(|&b| {
+                if !b.is_ascii_alphabetic() {
+                    return b;
+                }
+                let upper = mask >> bit & 1 == 1;
+                bit += 1;
+                if upper { b.to_ascii_uppercase() } else { b.to_ascii_lowercase() }
+            })
+            .collect()
+    })
+}
+
+/// Every string, in pattern-id order: the vendor rows, [`Fixed::ALL`], then
+/// the label pieces' case variants.
+pub(super) fn patterns() -> impl Iterator<Item = Vec<u8>> {
+    ROWS.iter()
+        .map(|r| r.prefix.as_bytes().to_vec())
+        .chain(Fixed::ALL.iter().map(|f| f.text().as_bytes().to_vec()))
+        .chain(super::labelled::LABEL_PIECES.iter().flat_map(|p| case_variants(p)))
+}
+
+static SEARCHER: OnceBox<Option<AhoCorasick>> = OnceBox::new();
+
+/// The shared automaton, built on first use; `None` if it could not be built.
+fn searcher() -> Option<&'static AhoCorasick> {
+    SEARCHER.get_or_init(|| Box::new(build())).as_ref()
+}
+
+fn build() -> Option<AhoCorasick> {
+    AhoCorasick::builder().match_kind(MatchKind::Standard).kind(Some(AhoCorasickKind::DFA)).build(patterns()).ok()
+}
+
+/// Where every string occurs in one text: (pattern id, start), sorted.
+pub(super) struct Found {
+    hits: Vec<(usize, usize)>,
+}
+
+impl Found {
+    /// Finds every occurrence of every string in `bytes`.
+    pub(super) fn in_text(bytes: &[u8]) -> Found {
+        let mut hits = Vec::new();
+        let searched = searcher().and_then(|ac| ac.try_find_overlapping_iter(bytes).ok()).map(|iter| {
+            hits.extend(iter.map(|m| (m.pattern().as_usize(), m.start())));
+        });
+        if searched.is_none() {
+            hits = naive(bytes);
+        }
+        hits.sort_unstable();
+        Found { hits }
+    }
+
+    /// Byte positions where `prefix` starts, in ascending order.
+    pub(super) fn starts(&self, prefix: Prefix) -> impl Iterator<Item = usize> + '_ {
+        let id = prefix.id();
+        let from = self.hits.partition_point(|&(p, _)| p < id);
+        self.hits.get(from..).unwrap_or_default().iter().take_while(move |&&(p, _)| p == id).map(|&(_, at)| at)
+    }
+
+    /// Byte positions where a label piece (in any case) or `-u` starts, ascending.
+    pub(super) fn label_starts(&self) -> Vec<usize> {
+        let from = self.hits.partition_point(|&(p, _)| p < first_piece_id());
+        let pieces = self.hits.get(from..).unwrap_or_default().iter().map(|&(_, at)| at);
+        let mut out: Vec<usize> = pieces.chain(self.starts(Prefix::Fixed(Fixed::UserFlag))).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Every (pattern id, start), sorted.
+    #[cfg(test)]
+    pub(super) fn all(&self) -> &[(usize, usize)] {
+        &self.hits
+    }
+}
+
+/// The same hits by comparing every string at every position: the meaning of
+/// [`Found::in_text`], and its fallback.
+pub(super) fn naive(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut hits = Vec::new();
+    for (id, pattern) in patterns().enumerate() {
+        let last = bytes.len().saturating_sub(pattern.len());
+        hits.extend((0..=last).filter(|&i| bytes.get(i..i + pattern.len()) == Some(&pattern[..])).map(|i| (id, i)));
+    }
+    hits.sort_unstable();
+    hits
+}
+
+/// Whether the automaton builds (it always should; see the module notes).
+#[cfg(test)]
+pub(super) fn automaton_builds() -> bool {
+    searcher().is_some()
+}
