@@ -9,6 +9,13 @@
 //! (`prepare_cached`), and reads, on their own pooled connections in WAL
 //! mode, never wait for a writer; writers meet in SQLite's busy handler,
 //! bounded by [`BUSY_TIMEOUT`].
+//!
+//! Durability: WAL with `synchronous = NORMAL`. Every commit is atomic: a
+//! process killed at any moment (even `kill -9` in the middle of a batch)
+//! leaves each batch wholly written or not at all. Across a power loss or an
+//! operating system crash, the last commits before it may be lost (never
+//! half of one), because the log is synced at checkpoints, not at each
+//! commit.
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
