@@ -281,11 +281,12 @@ impl Runtime {
     /// Loads the component and configures it with `config` (JSON text).
     pub fn new(options: RuntimeOptions, config: &str) -> Result<Runtime, StartError> {
         let engine = engine().map_err(StartError::Load)?;
-        let bytes = match &options.component {
-            ComponentSource::Embedded => EMBEDDED_COMPONENT.to_vec(),
-            ComponentSource::Bytes(b) => b.clone(),
+        // Borrowed where the bytes are already in memory: the component is megabytes.
+        let bytes: std::borrow::Cow<'_, [u8]> = match &options.component {
+            ComponentSource::Embedded => EMBEDDED_COMPONENT.into(),
+            ComponentSource::Bytes(b) => b.as_slice().into(),
             ComponentSource::File(p) => {
-                std::fs::read(p).with_context(|| format!("reading {}", p.display())).map_err(StartError::Load)?
+                std::fs::read(p).with_context(|| format!("reading {}", p.display())).map_err(StartError::Load)?.into()
             }
         };
         let component = load_component(engine, &bytes, options.cache_dir.as_deref()).map_err(StartError::Load)?;

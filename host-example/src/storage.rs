@@ -9,7 +9,16 @@
 //! (`prepare_cached`), and reads, on their own pooled connections in WAL
 //! mode, never wait for a writer; writers meet in SQLite's busy handler,
 //! bounded by [`BUSY_TIMEOUT`].
+//!
+//! Durability: WAL with `synchronous = NORMAL`. Every commit is atomic: a
+//! process killed at any moment (even `kill -9` in the middle of a batch)
+//! leaves each batch wholly written or not at all. Across a power loss or an
+//! operating system crash, the last commits before it may be lost (never
+//! half of one), because the log is synced at checkpoints, not at each
+//! commit. The log (`-wal`) is part of the database: a copy of the file
+//! alone may miss the last commits.
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -340,6 +349,14 @@ impl SqliteStorage {
         )
         .map_err(|e| StorageError::Unavailable(format!("cannot open the database `{}`: {e}", self.path.display())))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(other)?;
+        // The log is not folded into the database when the last connection
+        // closes: that checkpoint, and the new log the next process then
+        // starts, synced the disk four times, most of the time of a one-check
+        // process (`warden check`, `warden hook`). The log stays next to the
+        // database, bounded by SQLite's automatic checkpoints (every 1000
+        // pages), and every opener reads it. This setting belongs to the
+        // connection; nothing of it is written to the file.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).map_err(other)?;
         Ok(conn)
     }
 
