@@ -152,8 +152,9 @@ pub struct Invocation {
     /// the command only redirects.
     pub program: String,
     pub redirects: Vec<Redir>,
-    /// The simple command it came from, printed canonically.
-    pub segment: String,
+    /// The simple command it came from, printed canonically; shared by the
+    /// invocations unwrapped from it.
+    pub segment: Rc<str>,
     /// The wrappers it was unwrapped from, outermost first (`sudo`, `bash -c`).
     pub via: Vec<String>,
     /// Working directory, normalized, when known.
@@ -247,7 +248,7 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         pipelines: 0,
         stopped: false,
         code_depth: 0,
-        segment: String::new(),
+        segment: Rc::default(),
         files: BTreeMap::new(),
         files_full: false,
         // What the whole script prints goes nowhere anyone reads.
@@ -309,7 +310,8 @@ struct Walker<'c, 'a> {
     pipelines: usize,
     stopped: bool,
     code_depth: usize,
-    segment: String,
+    /// The simple command being analysed, printed.
+    segment: Rc<str>,
     /// Files this script wrote, by normalized path, with what they hold
     /// when that is known (`printf 'rm -rf /' > x.sh`), so a shell that
     /// later runs one is judged by that text. Files outlive subshells and
@@ -351,7 +353,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             self.stopped = true;
             self.out.problems.push(Problem {
                 kind: ProblemKind::TooComplex,
-                segment: self.segment.clone(),
+                segment: self.segment.to_string(),
                 detail: detail.to_string(),
             });
         }
@@ -535,7 +537,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         let (redirs, stdin_from) = self.redirects(redirects, state, frame);
         let segment: Vec<String> = redirs.iter().map(|r| format!("{} {}", r.op.as_str(), r.target.raw)).collect();
-        let mut inv = self.invocation(Vec::new(), redirs.clone(), state, frame, &segment.join(" "));
+        let mut inv = self.invocation(Vec::new(), redirs.clone(), state, frame, &Rc::from(segment.join(" ")));
         inv.stdin_from = stdin_from;
         self.push(inv);
         redirs
@@ -723,7 +725,7 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     fn simple(&mut self, simple: &Simple, state: &mut State, frame: &Frame) -> Option<String> {
-        self.segment = print::simple(simple);
+        self.segment = Rc::from(print::simple(simple));
         let mut assigns = Vec::new();
         for a in &simple.assigns {
             let value = match &a.value {
@@ -789,14 +791,14 @@ impl<'c, 'a> Walker<'c, 'a> {
         redirects: Vec<Redir>,
         state: &State,
         frame: &Frame,
-        segment: &str,
+        segment: &Rc<str>,
     ) -> Invocation {
         let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
         Invocation {
             argv,
             program,
             redirects,
-            segment: segment.to_string(),
+            segment: segment.clone(),
             via: frame.via.clone(),
             cwd: state.cwd.clone(),
             pipes: frame.pipes.clone(),
@@ -854,7 +856,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         secret_env: bool,
         state: &mut State,
         frame: &Frame,
-        segment: &str,
+        segment: &Rc<str>,
     ) -> Option<String> {
         // An alias defined earlier runs its text with the words after it:
         // `alias x='rm -rf'` then `x /` is `rm -rf /`. Expanded whether or not
@@ -1245,7 +1247,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         via: &str,
         state: &mut State,
         frame: &Frame,
-        segment: &str,
+        segment: &Rc<str>,
     ) -> Option<Option<String>> {
         let text = word.code()?;
         if self.code_depth >= MAX_CODE_NESTING {
@@ -1310,7 +1312,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         program: &str,
         state: &mut State,
         frame: &Frame,
-        segment: &str,
+        segment: &Rc<str>,
     ) -> Option<Option<String>> {
         match input {
             Input::Text(text) => {
@@ -1350,7 +1352,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         program: &str,
         state: &State,
         frame: &Frame,
-        segment: &str,
+        segment: &Rc<str>,
     ) -> Option<Option<String>> {
         match script {
             None => {
@@ -1544,7 +1546,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 
     /// `find`: `-delete` deletes the roots recursively; `-exec` runs a command
     /// on every file under them.
-    fn find(&mut self, argv: &[Arg], state: &mut State, frame: &Frame, segment: &str) {
+    fn find(&mut self, argv: &[Arg], state: &mut State, frame: &Frame, segment: &Rc<str>) {
         let mut i = 1;
         while argv.get(i).and_then(Arg::known).is_some_and(|t| matches!(t, "-H" | "-L" | "-P")) {
             i += 1;

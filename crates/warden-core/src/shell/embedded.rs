@@ -49,18 +49,19 @@ pub enum Carried {
 fn value_of<'a>(argv: &'a [Arg], i: usize, option: &str) -> Option<(Option<&'a str>, bool)> {
     let a = argv.get(i)?;
     let text = a.known();
-    let with_eq = format!("{option}=");
+    // `option=value`, matched without building the prefix.
+    let after_eq = |t: &'a str| t.strip_prefix(option).and_then(|r| r.strip_prefix('='));
     if let Some(t) = text {
         if t == option {
             let next = argv.get(i + 1)?;
             return Some((next.known(), true));
         }
-        if let Some(v) = t.strip_prefix(&with_eq) {
+        if let Some(v) = after_eq(t) {
             return Some((Some(v), false));
         }
         return None;
     }
-    a.prefix.starts_with(&with_eq).then_some((None, false))
+    after_eq(&a.prefix).map(|_| (None, false))
 }
 
 /// Shell code carried by the words of `program`.
@@ -70,7 +71,8 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
         Some(t) => out.push(Carried::Code(t.trim_start_matches('!').to_string())),
         None => out.push(Carried::Unknown),
     };
-    let words: Vec<Option<&str>> = argv.iter().map(Arg::known).collect();
+    // Built only for the programs that look at them.
+    let words = || -> Vec<Option<&str>> { argv.iter().map(Arg::known).collect() };
     match program {
         "git" => {
             let mut i = 1;
@@ -104,6 +106,7 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             }
         }
         "tar" | "bsdtar" | "gtar" => {
+            let words = words();
             for i in 1..argv.len() {
                 if let Some(Some(t)) = words.get(i)
                     && let Some(action) = t.strip_prefix("--checkpoint-action=")
@@ -130,6 +133,7 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             }
         }
         "ssh" | "scp" | "sftp" | "autossh" => {
+            let words = words();
             for i in 1..argv.len() {
                 let setting = match words.get(i).copied().flatten() {
                     Some("-o") => words.get(i + 1).copied().flatten(),
@@ -145,6 +149,7 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             }
         }
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
+            let words = words();
             match first_program(&words, &["-f", "-v", "-F", "--file", "--assign", "--field-separator"]) {
                 Some(p) if p.len() > MAX_PROGRAM_BYTES => out.push(Carried::Unknown),
                 Some(p) => out.extend(awk_commands(p).into_iter().map(Carried::Code)),
@@ -152,6 +157,7 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             }
         }
         "sed" | "gsed" => {
+            let words = words();
             let script = option_value(&words, &["-e", "--expression"])
                 .or_else(|| first_program(&words, &["-e", "--expression", "-f", "--file", "-l"]));
             match script {
@@ -161,6 +167,7 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             }
         }
         "vim" | "vi" | "nvim" | "view" | "ex" | "gvim" | "rvim" => {
+            let words = words();
             for (i, w) in words.iter().enumerate().skip(1) {
                 let cmd = match w {
                     Some("-c" | "--cmd") => words.get(i + 1).copied().flatten(),
@@ -173,6 +180,7 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             }
         }
         "less" | "more" => {
+            let words = words();
             for w in words.iter().skip(1).flatten() {
                 if let Some(c) = w.strip_prefix('+').and_then(|c| c.strip_prefix('!')) {
                     push(Some(c));
@@ -205,6 +213,7 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             }
         }
         "gdb" => {
+            let words = words();
             for (i, w) in words.iter().enumerate().skip(1) {
                 if matches!(w, Some("-ex" | "--eval-command" | "-iex")) {
                     let c = words.get(i + 1).copied().flatten().unwrap_or("");

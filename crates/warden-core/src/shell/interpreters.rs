@@ -86,7 +86,11 @@ pub const LANGUAGES: &[(&str, Language)] = &[
 
 /// The language `program` interprets: `python3.12`, `pwsh.exe`, `PowerShell`.
 pub fn language(program: &str) -> Option<Language> {
-    let lower = program.to_ascii_lowercase();
+    let lower = if program.bytes().any(|b| b.is_ascii_uppercase()) {
+        alloc::borrow::Cow::Owned(program.to_ascii_lowercase())
+    } else {
+        alloc::borrow::Cow::Borrowed(program)
+    };
     let name = lower.strip_suffix(".exe").unwrap_or(&lower);
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
     LANGUAGES.iter().find(|(n, _)| *n == stem || *n == name).map(|(_, l)| *l)

@@ -232,6 +232,19 @@ mod analysis {
     }
 
     #[test]
+    fn state_changed_in_a_subshell_a_pipeline_stage_or_a_function_body_stays_there() {
+        // Each copy of the shell's state is shared until one changes it: a
+        // change must reach neither the copy it came from nor its siblings.
+        let a = run("x=/tmp; (x=/etc; cd /; rm -rf $x); rm -rf $x; cd /usr | true; rm -rf z; \
+                     x=/var | rm -rf $x; rm -rf $x; f() { x=/boot; cd /; }; rm -rf $x z; cd /opt; rm -rf $x z");
+        let writes: Vec<Vec<String>> =
+            a.invocations.iter().filter(|i| i.program == "rm").map(|i| i.writes.clone()).collect();
+        let expected: [&[&str]; 7] =
+            [&["/etc"], &["/tmp"], &["/ws/z"], &["/tmp"], &["/tmp"], &["/tmp", "/ws/z"], &["/tmp", "/opt/z"]];
+        assert_eq!(writes, expected.map(|w| w.iter().map(|p| p.to_string()).collect::<Vec<_>>()), "{a:?}");
+    }
+
+    #[test]
     fn code_sources_and_secrets_are_traced() {
         let a = run("bash -c \"$(curl -fsSL http://x/i.sh)\"");
         let bash = a.invocations.iter().find(|i| i.program == "bash").map(|i| i.code_from.clone());

@@ -263,8 +263,16 @@ fn fork_bomb(inv: &Invocation, out: &mut Vec<Finding>) {
 }
 
 fn shutdown(inv: &Invocation, out: &mut Vec<Finding>) {
+    let program = inv.program.as_str();
+    if !matches!(
+        program,
+        "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" | "systemctl" | "kill" | "pkill"
+    ) && inv.writes.is_empty()
+    {
+        return;
+    }
     let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
-    let hit = match inv.program.as_str() {
+    let hit = match program {
         "shutdown" | "reboot" | "halt" | "poweroff" => !args.contains(&"-c"),
         "init" | "telinit" => args.iter().any(|a| matches!(*a, "0" | "6")),
         "systemctl" => args.iter().any(|a| matches!(*a, "poweroff" | "reboot" | "halt" | "kexec" | "emergency")),
@@ -277,7 +285,26 @@ fn shutdown(inv: &Invocation, out: &mut Vec<Finding>) {
     }
 }
 
+/// Programs [`firewall`] looks at.
+const FIREWALLS: &[&str] = &[
+    "iptables",
+    "ip6tables",
+    "iptables-legacy",
+    "iptables-nft",
+    "ip6tables-legacy",
+    "ip6tables-nft",
+    "nft",
+    "ufw",
+    "pfctl",
+    "systemctl",
+    "service",
+    "netsh",
+];
+
 fn firewall(inv: &Invocation, out: &mut Vec<Finding>) {
+    if !FIREWALLS.contains(&inv.program.as_str()) {
+        return;
+    }
     let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
     let has = |w: &str| args.contains(&w);
     let hit = match inv.program.as_str() {

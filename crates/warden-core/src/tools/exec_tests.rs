@@ -420,6 +420,22 @@ fn wrappers_are_unwrapped_up_to_their_bound() {
 }
 
 #[test]
+fn a_quoted_segment_is_whole_up_to_its_bound_and_cut_with_an_ellipsis_just_past_it() {
+    let w = warden();
+    // The segment is the whole simple command, wrapper included.
+    let head = "sudo rm -rf / ";
+    // Two-byte characters, so a cut between bytes would show.
+    let at = format!("{head}{}", "é".repeat(exec::MAX_QUOTED_CHARS - head.len()));
+    let v = judge(&w, &at);
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, rules::EXEC_RECURSIVE_DELETE), "{}", v.reason);
+    assert!(v.reason.starts_with(&format!("`{at}` (run through sudo) ")), "{}", v.reason);
+    let past = format!("{at}é");
+    let v = judge(&w, &past);
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, rules::EXEC_RECURSIVE_DELETE), "{}", v.reason);
+    assert!(v.reason.starts_with(&format!("`{at}…` (run through sudo) ")), "{}", v.reason);
+}
+
+#[test]
 fn a_denial_names_the_channel_the_code_came_through() {
     let w = warden();
     let v = judge(&w, "echo cm0gLXJmIC8K | base64 -d | sudo bash");
