@@ -433,3 +433,23 @@ fn a_database_of_a_newer_schema_or_not_sqlite_at_all_is_refused() {
     std::fs::write(text.path(), "not a database\n".repeat(300)).expect("write");
     assert_refused(&text.path(), &config, "cannot be read as SQLite");
 }
+
+#[test]
+fn a_write_of_an_exited_process_stays_in_the_log_and_every_later_reader_sees_it() {
+    let db = TempDb::new();
+    let config = config(db.dir.path());
+    let db_path = db.path().display().to_string();
+    let consent = warden_process(&["gate", "consent", "--config", &config, "--db", &db_path, "sms", ALICE], "");
+    assert_eq!(consent.code, 0, "{}", consent.stderr);
+    // The process exited without folding its log into the file: no disk syncs on the way out.
+    let log = format!("{db_path}-wal");
+    let logged = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+    assert!(logged > 0, "the write-ahead log `{log}` holds the commit after the process exited");
+    // Another process and a plain SQLite reader both see the commit.
+    assert_eq!(gate_status(&config, &db_path)["consents"].as_u64(), Some(1));
+    assert!(db.records().is_some_and(|n| n > 0), "a plain SQLite reader sees the records");
+    // Nothing of the log is lost when the next writer runs: both consents are there.
+    let second = warden_process(&["gate", "consent", "--config", &config, "--db", &db_path, "sms", "+15550111"], "");
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(gate_status(&config, &db_path)["consents"].as_u64(), Some(2));
+}
