@@ -182,14 +182,12 @@ fn walked<'p>(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) -> C
                 segments.push(s);
                 match proc_alias(root, &segments) {
                     Some(ProcAlias::Root) => segments.clear(),
-                    Some(ProcAlias::Cwd) => {
-                        if cwd.is_some() {
-                            let (base_root, base_rest) = split(base_of());
-                            root = base_root;
-                            segments = segments_of(base_rest);
-                        }
+                    Some(ProcAlias::Cwd) if cwd.is_some() => {
+                        let (base_root, base_rest) = split(base_of());
+                        root = base_root;
+                        segments = segments_of(base_rest);
                     }
-                    None => {}
+                    Some(ProcAlias::Cwd) | None => {}
                 }
             }
             _ => {}
