@@ -28,6 +28,7 @@
 //! `/Users/NAME/...`, since any of those may be the agent's home.
 
 use crate::prelude::*;
+use alloc::borrow::Cow;
 
 /// Longest path normalized, in characters; longer ones are cut here, which
 /// can only make them match fewer rules that end in a specific name, so the
@@ -67,12 +68,81 @@ fn split(path: &str) -> (Root, &str) {
 /// Normalizes `path`, resolving a relative one against `cwd` (itself any
 /// path, normalized first) and rewriting paths under `home` to `~/...`.
 pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
-    let home_normalized = home.map(|h| normalize_with(h, None, None));
-    normalize_with(path, cwd, home_normalized.as_deref())
+    let home_normalized = home.map(|h| normalized(h, None, None).into_owned());
+    normalized(path, cwd, home_normalized.as_deref()).into_owned()
 }
 
-/// [`normalize`] with the home directory already normalized.
-fn normalize_with(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) -> String {
+/// [`normalize`] with the home directory already normalized. A path that
+/// is already in normal form (absolute, without empty, `.` or `..`
+/// segments, not under `/proc`), or plain relative segments under such a
+/// working directory, is taken as it is instead of being walked segment by
+/// segment; both give what [`walked`] gives.
+fn normalized<'p>(path: &'p str, cwd: Option<&str>, home_normalized: Option<&str>) -> Cow<'p, str> {
+    let plain = if is_plain_absolute(path) {
+        Cow::Borrowed(path)
+    } else if let Some(base) = cwd.filter(|c| is_plain_absolute(c) && is_plain_relative(path, c)) {
+        let base = base.strip_suffix('/').unwrap_or(base);
+        let mut joined = String::with_capacity(base.len() + 1 + path.len());
+        joined.push_str(base);
+        joined.push('/');
+        joined.push_str(path);
+        Cow::Owned(joined)
+    } else {
+        return walked(path, cwd, home_normalized);
+    };
+    under_home(plain, home_normalized)
+}
+
+/// The segments of a path body, counted, when none is empty, `.` or `..`.
+fn plain_segments(body: &str) -> Option<usize> {
+    let mut count = 0;
+    for segment in body.as_bytes().split(|&b| b == b'/') {
+        if matches!(segment, b"" | b"." | b"..") {
+            return None;
+        }
+        count += 1;
+    }
+    Some(count)
+}
+
+/// Whether an absolute path is its own normal form, home aside.
+fn is_plain_absolute(path: &str) -> bool {
+    let Some(body) = path.strip_prefix('/') else { return false };
+    if body.is_empty() {
+        return true;
+    }
+    let under_proc = body == "proc" || body.starts_with("proc/");
+    path.len() <= MAX_PATH_CHARS && !under_proc && plain_segments(body).is_some_and(|n| n <= MAX_SEGMENTS)
+}
+
+/// Whether a relative path joined to the plain absolute `base` is the normal form of the two.
+fn is_plain_relative(path: &str, base: &str) -> bool {
+    let base_segments = if base == "/" { 0 } else { base.bytes().filter(|&b| b == b'/').count() };
+    let under_proc = base == "/" && (path == "proc" || path.starts_with("proc/"));
+    !path.starts_with(['/', '~', '$'])
+        && !under_proc
+        && path.len() <= MAX_PATH_CHARS
+        && plain_segments(path).is_some_and(|n| n + base_segments <= MAX_SEGMENTS)
+}
+
+/// A normalized path under the normalized home, rewritten to `~/...`.
+fn under_home<'p>(normalized: Cow<'p, str>, home_normalized: Option<&str>) -> Cow<'p, str> {
+    match home_normalized {
+        Some(h) if h.starts_with('/') && h != "/" => {
+            if normalized == h {
+                Cow::Borrowed("~")
+            } else if let Some(rest) = normalized.strip_prefix(h).and_then(|r| r.strip_prefix('/')) {
+                Cow::Owned(format!("~/{rest}"))
+            } else {
+                normalized
+            }
+        }
+        _ => normalized,
+    }
+}
+
+/// [`normalized`], segment by segment.
+fn walked<'p>(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) -> Cow<'p, str> {
     let path = match path.char_indices().nth(MAX_PATH_CHARS) {
         Some((cut, _)) => path.get(..cut).unwrap_or(path),
         None => path,
@@ -81,11 +151,11 @@ fn normalize_with(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) 
     let path = other.as_deref().unwrap_or(path);
     let (root, rest) = split(path);
     // The working directory, normalized the first time it is needed.
-    let base: core::cell::OnceCell<String> = core::cell::OnceCell::new();
-    let base_of = |cwd: &str| base.get_or_init(|| normalize_with(cwd, None, home_normalized)).as_str();
+    let base: core::cell::OnceCell<Cow<'_, str>> = core::cell::OnceCell::new();
+    let base_of = || cwd.map_or("", |c| base.get_or_init(|| normalized(c, None, home_normalized)).as_ref());
     let (mut root, mut segments): (Root, Vec<&str>) = match (root, cwd) {
-        (Root::Relative, Some(cwd)) => {
-            let (root, base_rest) = split(base_of(cwd));
+        (Root::Relative, Some(_)) => {
+            let (root, base_rest) = split(base_of());
             (root, segments_of(base_rest))
         }
         (root, _) => (root, Vec::new()),
@@ -112,14 +182,12 @@ fn normalize_with(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) 
                 segments.push(s);
                 match proc_alias(root, &segments) {
                     Some(ProcAlias::Root) => segments.clear(),
-                    Some(ProcAlias::Cwd) => {
-                        if let Some(cwd) = cwd {
-                            let (base_root, base_rest) = split(base_of(cwd));
-                            root = base_root;
-                            segments = segments_of(base_rest);
-                        }
+                    Some(ProcAlias::Cwd) if cwd.is_some() => {
+                        let (base_root, base_rest) = split(base_of());
+                        root = base_root;
+                        segments = segments_of(base_rest);
                     }
-                    None => {}
+                    Some(ProcAlias::Cwd) | None => {}
                 }
             }
             _ => {}
@@ -145,20 +213,9 @@ fn normalize_with(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) 
     // it is read so now, the stricter reading, so that normalizing twice
     // changes nothing.
     if root == Root::Relative && !segments.is_empty() && split(&normalized).0 != Root::Relative {
-        return normalize_with(&normalized, None, home_normalized);
+        return Cow::Owned(self::normalized(&normalized, None, home_normalized).into_owned());
     }
-    match home_normalized {
-        Some(h) if h.starts_with('/') && h != "/" => {
-            if normalized == h {
-                "~".to_string()
-            } else if let Some(rest) = normalized.strip_prefix(h).and_then(|r| r.strip_prefix('/')) {
-                format!("~/{rest}")
-            } else {
-                normalized
-            }
-        }
-        _ => normalized,
-    }
+    under_home(Cow::Owned(normalized), home_normalized)
 }
 
 /// Whether `name` may be a login name: letters, digits, `_`, `.` and `-`,
@@ -501,27 +558,26 @@ impl Glob {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GlobSet {
     globs: Vec<Glob>,
-    /// Positions of `/`-anchored globs by their literal first segment.
-    rooted: BTreeMap<String, Vec<usize>>,
-    /// Positions of `~/`-anchored globs by their literal first segment.
-    home: BTreeMap<String, Vec<usize>>,
+    /// Positions of `/`-anchored globs by their literal first segment, sorted by it.
+    rooted: Vec<(String, Vec<usize>)>,
+    /// Positions of `~/`-anchored globs by their literal first segment, sorted by it.
+    home: Vec<(String, Vec<usize>)>,
     /// Positions of every other glob.
     unindexed: Vec<usize>,
 }
 
 impl GlobSet {
     pub fn new(globs: Vec<Glob>) -> GlobSet {
-        let mut set = GlobSet { globs: Vec::new(), ..GlobSet::default() };
+        let (mut rooted, mut home) = (BTreeMap::<String, Vec<usize>>::new(), BTreeMap::<String, Vec<usize>>::new());
+        let mut unindexed = Vec::new();
         for (i, glob) in globs.iter().enumerate() {
-            let index = match (glob.anchor, glob.first_literal()) {
-                (Anchor::Rooted, Some(first)) => set.rooted.entry(first.to_string()).or_default(),
-                (Anchor::Home, Some(first)) => set.home.entry(first.to_string()).or_default(),
-                _ => &mut set.unindexed,
-            };
-            index.push(i);
+            match (glob.anchor, glob.first_literal()) {
+                (Anchor::Rooted, Some(first)) => rooted.entry(first.to_string()).or_default().push(i),
+                (Anchor::Home, Some(first)) => home.entry(first.to_string()).or_default().push(i),
+                _ => unindexed.push(i),
+            }
         }
-        set.globs = globs;
-        set
+        GlobSet { globs, rooted: rooted.into_iter().collect(), home: home.into_iter().collect(), unindexed }
     }
 
     /// The globs, in their configured order.
@@ -561,8 +617,12 @@ impl GlobSet {
 }
 
 /// The positions filed under the first segment of `body`.
-fn listed<'m>(map: &'m BTreeMap<String, Vec<usize>>, body: Option<&str>) -> &'m [usize] {
-    body.and_then(|b| segments_in(b).next()).and_then(|f| map.get(f)).map_or(&[], Vec::as_slice)
+fn listed<'m>(index: &'m [(String, Vec<usize>)], body: Option<&str>) -> &'m [usize] {
+    if index.is_empty() {
+        return &[];
+    }
+    let Some(first) = body.and_then(|b| segments_in(b).next()) else { return &[] };
+    index.binary_search_by(|(key, _)| key.as_str().cmp(first)).ok().and_then(|at| index.get(at)).map_or(&[], |(_, l)| l)
 }
 
 impl Glob {
@@ -997,8 +1057,68 @@ mod tests {
         assert_eq!(set.first_match(&SplitPath::new("~/.ssh/k.pub"), |i| i != 1), Some(8));
     }
 
+    fn spelling_strategy() -> impl Strategy<Value = String> {
+        let segment = prop_oneof![
+            Just("a"),
+            Just("b.c"),
+            Just(""),
+            Just("."),
+            Just(".."),
+            Just("proc"),
+            Just("self"),
+            Just("root"),
+            Just("cwd"),
+            Just("1"),
+            Just("~"),
+            Just("~bob"),
+            Just("$HOME"),
+            Just("home"),
+            Just("me"),
+            Just("é"),
+        ];
+        let root = prop_oneof![Just(""), Just("/"), Just("~/"), Just("$HOME/"), Just("/home/me/")];
+        (root, proptest::collection::vec(segment, 0..7))
+            .prop_map(|(root, segments)| format!("{root}{}", segments.join("/")))
+    }
+
+    #[test]
+    fn paths_already_in_normal_form_are_taken_as_they_are() {
+        let cases: &[(&str, Option<&str>, Option<&str>, &str)] = &[
+            ("/etc/shadow", None, None, "/etc/shadow"),
+            ("/", None, None, "/"),
+            ("src/main.rs", Some("/ws"), None, "/ws/src/main.rs"),
+            ("src/main.rs", Some("/"), None, "/src/main.rs"),
+            ("proc/self/root/etc/shadow", Some("/"), None, "/etc/shadow"),
+            ("/home/me/x", None, Some("/home/me"), "~/x"),
+            ("x", Some("/home/me"), Some("/home/me"), "~/x"),
+            ("me/x", Some("/home"), Some("/home/me"), "~/x"),
+        ];
+        for (path, cwd, home, expected) in cases {
+            assert_eq!(normalize(path, *cwd, *home), *expected, "{path} in {cwd:?} with home {home:?}");
+            let home = home.map(|h| walked(h, None, None).into_owned());
+            assert_eq!(walked(path, *cwd, home.as_deref()), *expected, "{path} walked");
+        }
+        let deep = format!("/{}", vec!["a"; MAX_SEGMENTS].join("/"));
+        assert!(is_plain_absolute(&deep));
+        assert!(!is_plain_absolute(&format!("{deep}/a")), "one segment past the cap is walked, and cut");
+        assert_eq!(normalize(&format!("{deep}/a"), None, None), deep);
+        assert!(!is_plain_relative("a", &deep));
+        assert_eq!(normalize("a", Some(&deep), None), deep);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(crate::fuzz::cases(4000)))]
+
+        #[test]
+        fn taking_a_normal_form_as_it_is_gives_what_walking_it_does(
+            path in spelling_strategy(),
+            cwd in proptest::option::of(spelling_strategy()),
+            home in proptest::option::of(prop_oneof![Just("/home/me"), Just("/home"), Just("/"), Just("/root/")]),
+        ) {
+            let home = home.map(|h| walked(h, None, None).into_owned());
+            let (cwd, home) = (cwd.as_deref(), home.as_deref());
+            prop_assert_eq!(normalized(&path, cwd, home), walked(&path, cwd, home), "{} in {:?} with home {:?}", path, cwd, home);
+        }
 
         #[test]
         fn a_glob_set_answers_what_matching_each_glob_in_order_does(

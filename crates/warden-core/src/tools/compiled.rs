@@ -32,3 +32,24 @@ impl Compiled {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_derived_tables_are_those_of_the_section_as_read() {
+        let text = r#"{"tools": {"protectedPaths": ["/srv/secret/**", {"glob": "~/.bashrc", "protect": "writes"}],
+            "writablePaths": ["/scratch/**"], "builtinTaxonomy": false}}"#;
+        let config = crate::config::Config::parse(text).expect("valid");
+        let tools = &config.tools;
+        assert_eq!(tools.compiled, Compiled::new(&tools.protected_paths, &tools.writable_paths));
+        assert_eq!(tools.compiled.taxonomy, taxonomy::builtin());
+        assert_eq!(tools.compiled.inputs, validate::builtin());
+        assert_ne!(tools.compiled.protected, ProtectedSet::new(&super::super::ToolsConfig::default().protected_paths));
+        assert!(tools.classify("Bash").is_none(), "the built-in taxonomy is off");
+        assert!(tools.schema("Bash").is_some(), "the built-in schemas are on");
+        let defaults = super::super::ToolsConfig::default();
+        assert_eq!(defaults.compiled, Compiled::new(&defaults.protected_paths, &defaults.writable_paths));
+    }
+}

@@ -156,7 +156,8 @@ pub struct ToolsConfig {
     /// Self-protection: the `self.*` rules that guard Warden's own files,
     /// commands and database from the agent. All on by default.
     pub self_protection: SelfProtection,
-    /// What the judge derives from the fields above, computed when they are read.
+    /// What the judge derives from the fields above, computed when they are
+    /// read; code that changes those fields afterwards builds it again.
     #[serde(skip)]
     #[cfg_attr(feature = "schema", schemars(skip))]
     pub compiled: super::compiled::Compiled,
