@@ -176,7 +176,7 @@ fn read_known<'n>(
     Ok(())
 }
 
-#[cfg(all(test, feature = "fakes"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
