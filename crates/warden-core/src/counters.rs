@@ -218,6 +218,20 @@ mod tests {
     }
 
     #[test]
+    fn a_request_clock_that_jumps_back_still_flushes_at_the_call_bound() {
+        let (storage, log, http) = world();
+        let ports = Ports { http: &http, storage: &storage, log: &log };
+        let pending = Pending::default();
+        pending.add(&ports, "a", 10 * FLUSH_MS);
+        for _ in 1..FLUSH_CALLS - 1 {
+            pending.add(&ports, "a", 0);
+        }
+        assert_eq!(value(&storage, "a"), None, "a clock behind the oldest count writes nothing early");
+        pending.add(&ports, "a", 0);
+        assert_eq!(value(&storage, "a"), Some(FLUSH_CALLS), "the call bound holds whatever the clock does");
+    }
+
+    #[test]
     fn deltas_of_two_instances_on_one_storage_add_up() {
         let (storage, log, http) = world();
         let ports = Ports { http: &http, storage: &storage, log: &log };
