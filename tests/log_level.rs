@@ -47,7 +47,10 @@ fn the_warden_binary_prints_debug_lines_only_at_its_debug_level() {
     let (config, db) = (config.display().to_string(), db.display().to_string());
     let call = json!({"toolName": "Bash", "arguments": {"command": "ls"}, "sessionId": "s1", "nowMs": T0}).to_string();
     let run = |level: &str| {
-        let out = warden_process(&["check", "tool", "--config", &config, "--db", &db, "--log-level", level], &call);
+        let out = warden_process(
+            &["check", "tool", "--config", &config, "--db", &db, "--replay", "--log-level", level],
+            &call,
+        );
         assert_eq!(out.code, 0, "{}", out.stderr);
         out.stderr
     };

@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use warden_tests::{T0, TempDb};
 
-const MEMORY: &str = "tools.memory";
-
 struct Run {
     code: i32,
     stdout: String,
@@ -150,7 +148,7 @@ fn a_forged_widened_cross_session_or_altered_key_is_refused_by_warden_approve_an
     let out = s.approve(&["--key", &foreign, "--scope", "once"]);
     assert_eq!(out.code, warden_host::cli::EXIT_INVALID);
     assert!(out.stderr.contains("was altered or was not given by this warden"), "{}", out.stderr);
-    assert_eq!(s.db.records_in(MEMORY), 0, "no refused answer was recorded");
+    assert_eq!(s.db.answers(), 0, "no refused answer was recorded");
 
     // The genuine key works, once.
     let out = s.approve(&["--key", &key, "--scope", "once"]);
@@ -214,9 +212,9 @@ fn forged_scope_letter_is_refused_through_the_component() {
             "{what}: {result:?}"
         );
     }
-    assert_eq!(db.records_in(MEMORY), 0);
+    assert_eq!(db.answers(), 0);
     assert_eq!(rt.record_approval(&approval(key, ApprovalScope::Once)), Ok(()));
-    assert_eq!(db.records_in(MEMORY), 1);
+    assert_eq!(db.answers(), 1);
 }
 
 /// The agent's own tool calls against warden, each with the `self.*` rule that denies it.

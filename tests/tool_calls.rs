@@ -14,7 +14,6 @@ const TABLE: &str = include_str!("../crates/warden-core/testdata/tool-calls.json
 /// Fewest cases the table must hold.
 const MIN_CASES: usize = 150;
 /// Namespace of remembered answers in storage.
-const MEMORY: &str = "tools.memory";
 const SESSION: &str = "s1";
 const MINUTE: u64 = 60_000;
 
@@ -141,7 +140,7 @@ fn a_remembered_answer_survives_a_host_restart_on_the_same_sqlite_file() {
         assert_eq!((decided(&asked), asked.scope), (("ask", "tools.ask-tool"), Some(ApprovalScope::Always)));
         rt_always.record_approval(&answer(&asked, true, ApprovalScope::Always)).expect("record");
     }
-    assert_eq!(db.records_in(MEMORY), 2);
+    assert_eq!(db.answers(), 2);
 
     let restarted = runtime("{}", db.open());
     let v = restarted.check_tool_call(&fetch("https://example.com/a"));
@@ -253,10 +252,10 @@ fn a_session_approval_holds_for_the_same_normalized_call_in_its_session_until_th
     assert_ne!(edited.report().policy_version, rt.report().policy_version);
     assert_eq!(decided(&edited.check_tool_call(&bash("ls -la src"))), ("ask", "tools.ask-tool"));
     // A key handed out under the old policy is refused and records nothing.
-    let before = db.records_in(MEMORY);
+    let before = db.answers();
     let stale = invalid_input(edited.record_approval(&answer(&asked, true, ApprovalScope::Session)));
     assert!(stale.starts_with("key: the tool-call policy changed"), "{stale}");
-    assert_eq!(db.records_in(MEMORY), before);
+    assert_eq!(db.answers(), before);
     // Approvals are bound to the `tools` section: editing another section keeps them.
     let pin_edited = runtime(r#"{"tools": {"askTools": ["Bash"]}, "pin": {"ttlMinutes": 30}}"#, db.open());
     assert_eq!(decided(&pin_edited.check_tool_call(&bash("ls -la src"))), ("allow", "memory.allow"));
@@ -272,13 +271,13 @@ fn a_once_answer_is_used_up_bound_to_its_call_id_and_forgotten_when_the_session_
     assert_eq!(asked.risk, Risk::High);
     let broader = invalid_input(rt.record_approval(&answer(&asked, true, ApprovalScope::Session)));
     assert_eq!(broader, "scope: `session` is broader than the `once` this call offers");
-    assert_eq!(db.records_in(MEMORY), 0);
+    assert_eq!(db.answers(), 0);
 
     rt.record_approval(&answer(&asked, true, ApprovalScope::Once)).expect("record");
     let v = rt.check_tool_call(&c);
     assert_eq!((decided(&v), v.scope), (("allow", "memory.allow"), Some(ApprovalScope::Once)));
     assert_eq!(decided(&rt.check_tool_call(&c)), ("ask", "exec.recursive-delete-dynamic"), "used up");
-    assert_eq!(db.records_in(MEMORY), 0);
+    assert_eq!(db.answers(), 0);
 
     let for_call_7 = Approval { call_id: Some("call-7".into()), ..answer(&asked, true, ApprovalScope::Once) };
     rt.record_approval(&for_call_7).expect("record");
@@ -289,7 +288,7 @@ fn a_once_answer_is_used_up_bound_to_its_call_id_and_forgotten_when_the_session_
     rt.record_approval(&for_call_7).expect("record");
     rt.settle_turn(&TurnEnd { session_id: SESSION.into(), run_id: None, now_ms: T0 }).expect("settle");
     assert_eq!(decided(&rt.check_tool_call(&with_id("call-7"))), ("ask", "exec.recursive-delete-dynamic"));
-    assert_eq!(db.records_in(MEMORY), 0);
+    assert_eq!(db.answers(), 0);
 }
 
 #[test]
@@ -325,9 +324,9 @@ fn approvals_with_a_bad_key_or_a_missing_session_are_refused_naming_the_field_an
         let m = invalid_input(rt.record_approval(&approval));
         assert!(m.starts_with(expected), "{name}: {m}");
     }
-    assert_eq!(db.records_in(MEMORY), 0);
+    assert_eq!(db.answers(), 0);
     assert_eq!(rt.record_approval(&good), Ok(()));
-    assert_eq!(db.records_in(MEMORY), 1);
+    assert_eq!(db.answers(), 1);
 }
 
 #[test]
@@ -376,7 +375,7 @@ fn warden_approve_records_answers_by_key_or_from_the_call_on_stdin() {
     assert_eq!(serde_json::from_str::<Value>(&out.stdout).ok().map(|v| v["allow"].clone()), Some(json!(false)));
     assert_eq!(rule(&check(&web("https://example.com/c"))), want("deny", "memory.deny"));
     assert_eq!(rule(&check(&web("https://example.com/c"))), want("ask", "tools.ask-kind"), "a once deny is used up");
-    assert_eq!(db.records_in(MEMORY), 2);
+    assert_eq!(db.answers(), 2);
 }
 
 #[test]
@@ -462,7 +461,7 @@ fn warden_approve_refuses_bad_answers_with_one_line_naming_the_field_and_records
     assert_eq!(out.code, warden_host::cli::EXIT_INVALID);
     assert!(out.stderr.contains("invalid value 'forever'"), "{}", out.stderr);
 
-    assert_eq!(db.records_in(MEMORY), 0, "no refused answer was recorded");
+    assert_eq!(db.answers(), 0, "no refused answer was recorded");
 }
 
 #[test]

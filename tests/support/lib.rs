@@ -101,6 +101,23 @@ impl TempDb {
     }
 }
 
+impl TempDb {
+    /// Number of remembered answers: records of decision memory other than
+    /// its markers (`m:…`) and its `format` key, or 0 if the database does not exist.
+    pub fn answers(&self) -> i64 {
+        if !self.path().exists() {
+            return 0;
+        }
+        let conn = rusqlite::Connection::open(self.path()).expect("open");
+        conn.query_row(
+            "SELECT count(*) FROM records WHERE namespace = 'tools.memory' AND key NOT LIKE 'm:%' AND key <> 'format'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count answers")
+    }
+}
+
 impl Default for TempDb {
     fn default() -> Self {
         TempDb::new()

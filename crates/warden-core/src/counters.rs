@@ -176,7 +176,7 @@ fn read_known<'n>(
     Ok(())
 }
 
-#[cfg(all(test, feature = "fakes"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
@@ -215,6 +215,20 @@ mod tests {
         assert_eq!(value(&storage, "a"), None, "just before the bound nothing is written");
         pending.add(&ports, "a", 5_000 + FLUSH_MS);
         assert_eq!(value(&storage, "a"), Some(3), "at the bound the counts are written");
+    }
+
+    #[test]
+    fn a_request_clock_that_jumps_back_still_flushes_at_the_call_bound() {
+        let (storage, log, http) = world();
+        let ports = Ports { http: &http, storage: &storage, log: &log };
+        let pending = Pending::default();
+        pending.add(&ports, "a", 10 * FLUSH_MS);
+        for _ in 1..FLUSH_CALLS - 1 {
+            pending.add(&ports, "a", 0);
+        }
+        assert_eq!(value(&storage, "a"), None, "a clock behind the oldest count writes nothing early");
+        pending.add(&ports, "a", 0);
+        assert_eq!(value(&storage, "a"), Some(FLUSH_CALLS), "the call bound holds whatever the clock does");
     }
 
     #[test]

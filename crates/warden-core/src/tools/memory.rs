@@ -474,6 +474,6 @@ pub fn clear_session(storage: &dyn Storage, session: &str) -> Result<(), PolicyE
     Ok(())
 }
 
-#[cfg(all(test, feature = "fakes"))]
+#[cfg(test)]
 #[path = "memory_marker_tests.rs"]
 mod marker_tests;

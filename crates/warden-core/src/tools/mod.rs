@@ -212,7 +212,6 @@ impl Asked<'_> {
 
 /// Turns findings into a verdict: the most severe finding that is not
 /// turned off decides; the rest become signals.
-
 fn decide(
     config: &ToolsConfig,
     asked: &Asked<'_>,
