@@ -21,6 +21,7 @@
 //! test builds it); if it ever did, every scan would fall back to
 //! [`naive`]: slower, never blind.
 
+use super::detectors::PLACEHOLDER_WORDS;
 use super::vendors::ROWS;
 use crate::prelude::*;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
@@ -123,9 +124,14 @@ impl Prefix {
     }
 }
 
+/// The first pattern id of the placeholder words.
+fn first_placeholder_id() -> usize {
+    ROWS.len() + Fixed::ALL.len()
+}
+
 /// The first pattern id of the label pieces' case variants; they run to the end.
 fn first_piece_id() -> usize {
-    ROWS.len() + Fixed::ALL.len()
+    first_placeholder_id() + PLACEHOLDER_WORDS.len()
 }
 
 /// Every ASCII case variant of `piece` (`key`, `Key`, `kEy`, … `KEY`).
@@ -147,12 +153,13 @@ fn case_variants(piece: &'static [u8]) -> impl Iterator<Item = Vec<u8>> {
     })
 }
 
-/// Every string, in pattern-id order: the vendor rows, [`Fixed::ALL`], then
-/// the label pieces' case variants.
+/// Every string, in pattern-id order: the vendor rows, [`Fixed::ALL`], the
+/// placeholder words, then the label pieces' case variants.
 pub(super) fn patterns() -> impl Iterator<Item = Vec<u8>> {
     ROWS.iter()
         .map(|r| r.prefix.as_bytes().to_vec())
         .chain(Fixed::ALL.iter().map(|f| f.text().as_bytes().to_vec()))
+        .chain(PLACEHOLDER_WORDS.iter().map(|w| w.to_vec()))
         .chain(super::labelled::LABEL_PIECES.iter().flat_map(|p| case_variants(p)))
 }
 
@@ -170,6 +177,10 @@ fn build() -> Option<AhoCorasick> {
 /// Where every string occurs in one text: (pattern id, start), sorted.
 pub(super) struct Found {
     hits: Vec<(usize, usize)>,
+    /// Where each placeholder word starts, ascending, and the least end of
+    /// the words from there on, so a span's question is one binary search.
+    placeholder_starts: Vec<usize>,
+    placeholder_min_ends: Vec<usize>,
 }
 
 impl Found {
@@ -183,7 +194,30 @@ impl Found {
             hits = naive(bytes);
         }
         hits.sort_unstable();
-        Found { hits }
+        let (first, last) = (first_placeholder_id(), first_piece_id());
+        let mut words: Vec<(usize, usize)> = hits
+            .iter()
+            .filter(|&&(p, _)| (first..last).contains(&p))
+            .map(|&(p, at)| (at, at + PLACEHOLDER_WORDS.get(p - first).map_or(0, |w| w.len())))
+            .collect();
+        words.sort_unstable();
+        let mut least = usize::MAX;
+        let mut min_ends: Vec<usize> = words
+            .iter()
+            .rev()
+            .map(|&(_, end)| {
+                least = least.min(end);
+                least
+            })
+            .collect();
+        min_ends.reverse();
+        Found { hits, placeholder_starts: words.iter().map(|&(at, _)| at).collect(), placeholder_min_ends: min_ends }
+    }
+
+    /// Whether a placeholder word lies wholly within `start..end`.
+    pub(super) fn holds_placeholder(&self, start: usize, end: usize) -> bool {
+        let i = self.placeholder_starts.partition_point(|&at| at < start);
+        self.placeholder_min_ends.get(i).is_some_and(|&least| least <= end)
     }
 
     /// Byte positions where `prefix` starts, in ascending order.
@@ -227,3 +261,7 @@ pub(super) fn naive(bytes: &[u8]) -> Vec<(usize, usize)> {
 pub(super) fn automaton_builds() -> bool {
     searcher().is_some()
 }
+
+#[cfg(test)]
+#[path = "prefix_tests.rs"]
+mod tests;
