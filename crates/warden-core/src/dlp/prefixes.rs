@@ -24,7 +24,9 @@
 use super::detectors::PLACEHOLDER_WORDS;
 use super::vendors::ROWS;
 use crate::prelude::*;
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton as _;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind, StartKind};
 use once_cell::race::OnceBox;
 
 /// The fixed strings of the detectors that are not vendor rows.
@@ -163,15 +165,41 @@ pub(super) fn patterns() -> impl Iterator<Item = Vec<u8>> {
         .chain(super::labelled::LABEL_PIECES.iter().flat_map(|p| case_variants(p)))
 }
 
-static SEARCHER: OnceBox<Option<AhoCorasick>> = OnceBox::new();
+static SEARCHER: OnceBox<Option<DFA>> = OnceBox::new();
 
 /// The shared automaton, built on first use; `None` if it could not be built.
-fn searcher() -> Option<&'static AhoCorasick> {
+fn searcher() -> Option<&'static DFA> {
     SEARCHER.get_or_init(|| Box::new(build())).as_ref()
 }
 
-fn build() -> Option<AhoCorasick> {
-    AhoCorasick::builder().match_kind(MatchKind::Standard).kind(Some(AhoCorasickKind::DFA)).build(patterns()).ok()
+fn build() -> Option<DFA> {
+    DFA::builder()
+        .match_kind(MatchKind::Standard)
+        .start_kind(StartKind::Unanchored)
+        // No few rare bytes start these strings, so a prefilter would only cost.
+        .prefilter(false)
+        .build(patterns())
+        .ok()
+}
+
+/// Every occurrence of every string, by one step of the automaton a byte;
+/// `None` if the automaton cannot search (it always can; see the module notes).
+fn search(dfa: &DFA, bytes: &[u8], hits: &mut Vec<(usize, usize)>) -> Option<()> {
+    let mut sid = dfa.start_state(Anchored::No).ok()?;
+    for (i, &b) in bytes.iter().enumerate() {
+        sid = dfa.next_state(Anchored::No, sid, b);
+        if dfa.is_special(sid) {
+            if dfa.is_dead(sid) {
+                return None;
+            }
+            for k in 0..dfa.match_len(sid) {
+                let pattern = dfa.match_pattern(sid, k);
+                let start = (i + 1).checked_sub(dfa.pattern_len(pattern))?;
+                hits.push((pattern.as_usize(), start));
+            }
+        }
+    }
+    Some(())
 }
 
 /// Where every string occurs in one text: (pattern id, start), sorted.
@@ -187,10 +215,7 @@ impl Found {
     /// Finds every occurrence of every string in `bytes`.
     pub(super) fn in_text(bytes: &[u8]) -> Found {
         let mut hits = Vec::new();
-        let searched = searcher().and_then(|ac| ac.try_find_overlapping_iter(bytes).ok()).map(|iter| {
-            hits.extend(iter.map(|m| (m.pattern().as_usize(), m.start())));
-        });
-        if searched.is_none() {
+        if searcher().and_then(|dfa| search(dfa, bytes, &mut hits)).is_none() {
             hits = naive(bytes);
         }
         hits.sort_unstable();
