@@ -14,8 +14,12 @@
 //! A hit names the detector and where it starts, never the matched text, so a
 //! verdict, a log line or a counter cannot carry the secret onwards.
 //!
-//! Work is linear in the text for each detector and the text is bounded by
-//! [`super::MAX_BODY_BYTES`] before it gets here.
+//! Work is linear in the text: the fixed strings the detectors start from are
+//! found together in one pass ([`super::prefixes`]), the detectors that read
+//! runs of a byte class visit only runs long enough to matter
+//! ([`long_runs`]), and a run measured from many starts is read once
+//! ([`RunEnds`]). The text is bounded by [`super::MAX_BODY_BYTES`] before it
+//! gets here.
 
 use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
