@@ -14,8 +14,12 @@
 //! A hit names the detector and where it starts, never the matched text, so a
 //! verdict, a log line or a counter cannot carry the secret onwards.
 //!
-//! Work is linear in the text for each detector and the text is bounded by
-//! [`super::MAX_BODY_BYTES`] before it gets here.
+//! Work is linear in the text: the fixed strings the detectors start from are
+//! found together in one pass ([`super::prefixes`]), the detectors that read
+//! runs of a byte class visit only runs long enough to matter
+//! ([`long_runs`]), and a run measured from many starts is read once
+//! ([`RunEnds`]). The text is bounded by [`super::MAX_BODY_BYTES`] before it
+//! gets here.
 
 use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
@@ -246,6 +250,12 @@ pub(super) fn run(bytes: &[u8], at: usize, class: fn(u8) -> bool) -> usize {
     bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
 }
 
+/// Length of the run of `class` bytes starting at `at`, counted up to `limit`:
+/// where only the first `limit` bytes matter, a long run is not read to its end.
+pub(super) fn run_upto(bytes: &[u8], at: usize, class: fn(u8) -> bool, limit: usize) -> usize {
+    bytes.get(at..).map_or(0, |rest| rest.iter().take(limit).take_while(|&&b| class(b)).count())
+}
+
 /// The maximal runs of `class` bytes at least `min` long, in order.
 ///
 /// Any such run holds every `min`th byte position, so only those positions
@@ -276,17 +286,50 @@ pub(super) fn long_runs(bytes: &[u8], min: usize, class: fn(u8) -> bool) -> impl
     })
 }
 
+/// Words that make a matched span a documentation placeholder.
+pub(super) const PLACEHOLDER_WORDS: &[&[u8]] = &[b"XXXX", b"xxxx", b"REDACTED", b"redacted", b"EXAMPLE", b"example"];
+
 /// Whether a matched span is a documentation placeholder rather than a secret.
-fn placeholder(span: &[u8]) -> bool {
-    const WORDS: &[&[u8]] = &[b"XXXX", b"xxxx", b"REDACTED", b"redacted", b"EXAMPLE", b"example"];
-    WORDS.iter().any(|w| span.windows(w.len()).any(|win| win == *w))
+pub(super) fn placeholder(span: &[u8]) -> bool {
+    PLACEHOLDER_WORDS.iter().any(|w| span.windows(w.len()).any(|win| win == *w))
 }
 
-pub(super) fn push(spans: &mut Vec<Span>, bytes: &[u8], detector: &'static str, start: usize, end: usize) {
-    if let Some(span) = bytes.get(start..end)
-        && !placeholder(span)
-    {
+/// Records the span `start..end` of `bytes` (the text `found` was found in)
+/// unless it is a placeholder, which `found` answers without reading the span.
+pub(super) fn push(
+    spans: &mut Vec<Span>,
+    found: &Found,
+    bytes: &[u8],
+    detector: &'static str,
+    start: usize,
+    end: usize,
+) {
+    if bytes.get(start..end).is_some() && !found.holds_placeholder(start, end) {
         spans.push(Span { detector, start, end });
+    }
+}
+
+/// The runs of one class a detector measures from many starts: a start
+/// inside the run measured last shares its end, so a long run is read once.
+pub(super) struct RunEnds {
+    class: fn(u8) -> bool,
+    /// `from..end` is all of `class`, and the byte at `end` is not (or the text ends).
+    from: usize,
+    end: usize,
+}
+
+impl RunEnds {
+    pub(super) fn new(class: fn(u8) -> bool) -> RunEnds {
+        RunEnds { class, from: 1, end: 0 }
+    }
+
+    /// The length of the run of the class starting at `at`.
+    pub(super) fn len(&mut self, bytes: &[u8], at: usize) -> usize {
+        if !(self.from <= at && at <= self.end) {
+            self.from = at;
+            self.end = at + run(bytes, at, self.class);
+        }
+        self.end - at
     }
 }
 
@@ -335,7 +378,7 @@ fn aws_access_keys(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
                 continue;
             }
             let body = start + 4;
-            if run(bytes, body, is_b32) < 16 {
+            if run_upto(bytes, body, is_b32, 16) < 16 {
                 continue;
             }
             let end = body + 16;
@@ -344,7 +387,7 @@ fn aws_access_keys(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
             let at_boundary = !bytes.get(end).is_some_and(|&b| is_alnum(b));
             let has_digit = bytes.get(body..end).is_some_and(|s| s.iter().any(u8::is_ascii_digit));
             if at_boundary || has_digit {
-                push(spans, bytes, names::AWS_ACCESS_KEY, start, end);
+                push(spans, found, bytes, names::AWS_ACCESS_KEY, start, end);
             }
         }
     }
@@ -353,19 +396,20 @@ fn aws_access_keys(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
 /// Slack tokens: `xoxb-`, `xoxp-`, `xoxa-` and kin, then numeric team and user parts.
 fn slack_tokens(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
     for prefix in [Fixed::SlackXoxb, Fixed::SlackXoxp, Fixed::SlackXoxa, Fixed::SlackXoxr, Fixed::SlackXoxs] {
+        let mut runs = RunEnds::new(|b| is_alnum(b) || b == b'-');
         for start in found.starts(Prefix::Fixed(prefix)) {
             if glued(bytes, start, is_alnum) {
                 continue;
             }
             let body = start + prefix.text().len();
-            let len = run(bytes, body, |b| is_alnum(b) || b == b'-');
+            let len = runs.len(bytes, body);
             let Some(token) = bytes.get(body..body + len) else {
                 continue;
             };
             let mut parts = token.split(|&b| b == b'-');
             let numeric_first = parts.next().is_some_and(|p| !p.is_empty() && p.iter().all(u8::is_ascii_digit));
-            if len >= 20 && numeric_first && parts.filter(|p| !p.is_empty()).count() >= 2 {
-                push(spans, bytes, names::SLACK_TOKEN, start, body + len);
+            if len >= 20 && numeric_first && parts.filter(|p| !p.is_empty()).nth(1).is_some() {
+                push(spans, found, bytes, names::SLACK_TOKEN, start, body + len);
             }
         }
     }
@@ -385,7 +429,7 @@ fn slack_webhooks(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
         }
         let secret = run(bytes, at, is_alnum);
         if ok && secret >= 20 {
-            push(spans, bytes, names::SLACK_WEBHOOK, start, at + secret);
+            push(spans, found, bytes, names::SLACK_WEBHOOK, start, at + secret);
         }
     }
 }
@@ -405,7 +449,7 @@ fn openai_keys(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
             && body.iter().any(u8::is_ascii_lowercase)
             && body.iter().any(u8::is_ascii_digit);
         if len >= 20 && mixed {
-            push(spans, bytes, names::OPENAI_KEY, start, start + 3 + len);
+            push(spans, found, bytes, names::OPENAI_KEY, start, start + 3 + len);
         }
     }
 }

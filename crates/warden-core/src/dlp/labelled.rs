@@ -648,3 +648,7 @@ pub(super) fn url_credentials(text: &str, found: &Found, spans: &mut Vec<Span>) 
         }
     }
 }
+
+#[cfg(test)]
+#[path = "labelled_tests.rs"]
+mod tests;

@@ -21,9 +21,12 @@
 //! test builds it); if it ever did, every scan would fall back to
 //! [`naive`]: slower, never blind.
 
+use super::detectors::PLACEHOLDER_WORDS;
 use super::vendors::ROWS;
 use crate::prelude::*;
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton as _;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind, StartKind};
 use once_cell::race::OnceBox;
 
 /// The fixed strings of the detectors that are not vendor rows.
@@ -123,9 +126,14 @@ impl Prefix {
     }
 }
 
+/// The first pattern id of the placeholder words.
+fn first_placeholder_id() -> usize {
+    ROWS.len() + Fixed::ALL.len()
+}
+
 /// The first pattern id of the label pieces' case variants; they run to the end.
 fn first_piece_id() -> usize {
-    ROWS.len() + Fixed::ALL.len()
+    first_placeholder_id() + PLACEHOLDER_WORDS.len()
 }
 
 /// Every ASCII case variant of `piece` (`key`, `Key`, `kEy`, … `KEY`).
@@ -147,43 +155,94 @@ fn case_variants(piece: &'static [u8]) -> impl Iterator<Item = Vec<u8>> {
     })
 }
 
-/// Every string, in pattern-id order: the vendor rows, [`Fixed::ALL`], then
-/// the label pieces' case variants.
+/// Every string, in pattern-id order: the vendor rows, [`Fixed::ALL`], the
+/// placeholder words, then the label pieces' case variants.
 pub(super) fn patterns() -> impl Iterator<Item = Vec<u8>> {
     ROWS.iter()
         .map(|r| r.prefix.as_bytes().to_vec())
         .chain(Fixed::ALL.iter().map(|f| f.text().as_bytes().to_vec()))
+        .chain(PLACEHOLDER_WORDS.iter().map(|w| w.to_vec()))
         .chain(super::labelled::LABEL_PIECES.iter().flat_map(|p| case_variants(p)))
 }
 
-static SEARCHER: OnceBox<Option<AhoCorasick>> = OnceBox::new();
+static SEARCHER: OnceBox<Option<DFA>> = OnceBox::new();
 
 /// The shared automaton, built on first use; `None` if it could not be built.
-fn searcher() -> Option<&'static AhoCorasick> {
+fn searcher() -> Option<&'static DFA> {
     SEARCHER.get_or_init(|| Box::new(build())).as_ref()
 }
 
-fn build() -> Option<AhoCorasick> {
-    AhoCorasick::builder().match_kind(MatchKind::Standard).kind(Some(AhoCorasickKind::DFA)).build(patterns()).ok()
+fn build() -> Option<DFA> {
+    DFA::builder()
+        .match_kind(MatchKind::Standard)
+        .start_kind(StartKind::Unanchored)
+        // No few rare bytes start these strings, so a prefilter would only cost.
+        .prefilter(false)
+        .build(patterns())
+        .ok()
+}
+
+/// Every occurrence of every string, by one step of the automaton a byte;
+/// `None` if the automaton cannot search (it always can; see the module notes).
+fn search(dfa: &DFA, bytes: &[u8], hits: &mut Vec<(usize, usize)>) -> Option<()> {
+    let mut sid = dfa.start_state(Anchored::No).ok()?;
+    for (i, &b) in bytes.iter().enumerate() {
+        sid = dfa.next_state(Anchored::No, sid, b);
+        if dfa.is_special(sid) {
+            if dfa.is_dead(sid) {
+                return None;
+            }
+            for k in 0..dfa.match_len(sid) {
+                let pattern = dfa.match_pattern(sid, k);
+                let start = (i + 1).checked_sub(dfa.pattern_len(pattern))?;
+                hits.push((pattern.as_usize(), start));
+            }
+        }
+    }
+    Some(())
 }
 
 /// Where every string occurs in one text: (pattern id, start), sorted.
 pub(super) struct Found {
     hits: Vec<(usize, usize)>,
+    /// Where each placeholder word starts, ascending, and the least end of
+    /// the words from there on, so a span's question is one binary search.
+    placeholder_starts: Vec<usize>,
+    placeholder_min_ends: Vec<usize>,
 }
 
 impl Found {
     /// Finds every occurrence of every string in `bytes`.
     pub(super) fn in_text(bytes: &[u8]) -> Found {
         let mut hits = Vec::new();
-        let searched = searcher().and_then(|ac| ac.try_find_overlapping_iter(bytes).ok()).map(|iter| {
-            hits.extend(iter.map(|m| (m.pattern().as_usize(), m.start())));
-        });
-        if searched.is_none() {
+        if searcher().and_then(|dfa| search(dfa, bytes, &mut hits)).is_none() {
             hits = naive(bytes);
         }
         hits.sort_unstable();
-        Found { hits }
+        let (first, last) = (first_placeholder_id(), first_piece_id());
+        let mut words: Vec<(usize, usize)> = hits
+            .iter()
+            .filter(|&&(p, _)| (first..last).contains(&p))
+            .map(|&(p, at)| (at, at + PLACEHOLDER_WORDS.get(p - first).map_or(0, |w| w.len())))
+            .collect();
+        words.sort_unstable();
+        let mut least = usize::MAX;
+        let mut min_ends: Vec<usize> = words
+            .iter()
+            .rev()
+            .map(|&(_, end)| {
+                least = least.min(end);
+                least
+            })
+            .collect();
+        min_ends.reverse();
+        Found { hits, placeholder_starts: words.iter().map(|&(at, _)| at).collect(), placeholder_min_ends: min_ends }
+    }
+
+    /// Whether a placeholder word lies wholly within `start..end`.
+    pub(super) fn holds_placeholder(&self, start: usize, end: usize) -> bool {
+        let i = self.placeholder_starts.partition_point(|&at| at < start);
+        self.placeholder_min_ends.get(i).is_some_and(|&least| least <= end)
     }
 
     /// Byte positions where `prefix` starts, in ascending order.
@@ -227,3 +286,7 @@ pub(super) fn naive(bytes: &[u8]) -> Vec<(usize, usize)> {
 pub(super) fn automaton_builds() -> bool {
     searcher().is_some()
 }
+
+#[cfg(test)]
+#[path = "prefix_tests.rs"]
+mod tests;

@@ -14,7 +14,7 @@
 //! cannot be seen from the text, and an unrestricted one bills its owner.
 
 use super::detectors::names;
-use super::detectors::{Span, glued, is_alnum, is_url_b64, push, run};
+use super::detectors::{RunEnds, Span, glued, is_alnum, is_url_b64, push, run, run_upto};
 use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
 
@@ -235,7 +235,8 @@ pub(super) fn scan(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
                 continue;
             }
             let body_at = start + prefix.len();
-            let len = run(bytes, body_at, row.body);
+            // Past `max`, only whether the run goes on matters.
+            let len = run_upto(bytes, body_at, row.body, row.max + 1);
             if len < row.min {
                 continue;
             }
@@ -245,7 +246,7 @@ pub(super) fn scan(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
             }
             let end = body_at + len.min(row.max);
             if bytes.get(body_at..end).is_some_and(row.check) {
-                push(spans, bytes, row.detector, start, end);
+                push(spans, found, bytes, row.detector, start, end);
             }
         }
     }
@@ -253,8 +254,8 @@ pub(super) fn scan(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
     slack_app_tokens(bytes, found, spans);
     mailchimp(bytes, found, spans);
     azure_storage(bytes, found, spans);
-    discord(bytes, spans);
-    telegram(bytes, spans);
+    discord(bytes, found, spans);
+    telegram(bytes, found, spans);
 }
 
 /// SendGrid: `SG.`, 22 URL-safe base64 characters, `.`, 43 more.
@@ -265,25 +266,33 @@ fn sendgrid(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
         let secret_at = id_at + id + 1;
         let secret = run(bytes, secret_at, is_url_b64);
         if !glued(bytes, start, is_alnum) && id == 22 && bytes.get(id_at + id) == Some(&b'.') && secret == 43 {
-            push(spans, bytes, names::SENDGRID_KEY, start, secret_at + secret);
+            push(spans, found, bytes, names::SENDGRID_KEY, start, secret_at + secret);
         }
     }
 }
 
 /// Slack app-level tokens: `xapp-`, a digit, `-`, an upper-case app ID, `-`, digits, `-`, hex.
 fn slack_app_tokens(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+    let mut runs = RunEnds::new(|b| is_alnum(b) || b == b'-');
     for start in found.starts(Prefix::Fixed(Fixed::SlackApp)) {
-        let len = run(bytes, start + 5, |b| is_alnum(b) || b == b'-');
+        if glued(bytes, start, is_alnum) {
+            continue;
+        }
+        let len = runs.len(bytes, start + 5);
         let Some(token) = bytes.get(start + 5..start + 5 + len) else {
             continue;
         };
-        let parts: Vec<&[u8]> = token.split(|&b| b == b'-').collect();
-        let ok = parts.len() == 4
-            && parts.first().is_some_and(|p| p.iter().all(u8::is_ascii_digit) && !p.is_empty())
-            && parts.get(2).is_some_and(|p| p.iter().all(u8::is_ascii_digit) && !p.is_empty())
-            && parts.get(3).is_some_and(|p| p.len() >= 32 && p.iter().all(|&b| is_hex(b)));
-        if ok && !glued(bytes, start, is_alnum) {
-            push(spans, bytes, names::SLACK_TOKEN, start, start + 5 + len);
+        // Exactly four parts; a fifth is not read past.
+        let mut parts = token.split(|&b| b == b'-');
+        let digits = |p: &[u8]| p.iter().all(u8::is_ascii_digit) && !p.is_empty();
+        let ok = match (parts.next(), parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some(first), Some(_), Some(third), Some(fourth), None) => {
+                digits(first) && digits(third) && fourth.len() >= 32 && fourth.iter().all(|&b| is_hex(b))
+            }
+            _ => false,
+        };
+        if ok {
+            push(spans, found, bytes, names::SLACK_TOKEN, start, start + 5 + len);
         }
     }
 }
@@ -298,7 +307,7 @@ fn mailchimp(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
         let hex_ok = bytes.get(start..at).is_some_and(|h| h.iter().all(|&b| is_hex_lower(b)) && hex_body(h));
         let ends = !bytes.get(at + 3 + digits).is_some_and(|&b| is_alnum(b));
         if hex_ok && (1..=2).contains(&digits) && ends && !glued(bytes, start, is_alnum) {
-            push(spans, bytes, names::MAILCHIMP_KEY, start, at + 3 + digits);
+            push(spans, found, bytes, names::MAILCHIMP_KEY, start, at + 3 + digits);
         }
     }
 }
@@ -315,7 +324,7 @@ fn azure_storage(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
         let len = run(bytes, key_at, is_b64);
         let pad = run(bytes, key_at + len, |b| b == b'=');
         if len + pad == 88 && pad <= 2 {
-            push(spans, bytes, names::AZURE_STORAGE_KEY, key_at, key_at + len + pad);
+            push(spans, found, bytes, names::AZURE_STORAGE_KEY, key_at, key_at + len + pad);
         }
     }
     for at in found.starts(Prefix::Fixed(Fixed::AzureSig)) {
@@ -328,13 +337,13 @@ fn azure_storage(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
         let query = bytes.get(query_from..sig_at + len).unwrap_or_default();
         let versioned = query.windows(3).any(|w| w == b"sv=");
         if len >= 40 && versioned && bytes.get(sig_at..sig_at + len).is_some_and(random_body) {
-            push(spans, bytes, names::AZURE_SAS, sig_at, sig_at + len);
+            push(spans, found, bytes, names::AZURE_SAS, sig_at, sig_at + len);
         }
     }
 }
 
 /// Discord bot tokens: the bot's numeric ID in base64, `.`, six characters, `.`, 27 to 38 more.
-fn discord(bytes: &[u8], spans: &mut Vec<Span>) {
+fn discord(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
     use base64::Engine as _;
     // The first part is at least 23 characters.
     for (at, first_end) in super::detectors::long_runs(bytes, 23, is_url_b64) {
@@ -351,21 +360,21 @@ fn discord(bytes: &[u8], spans: &mut Vec<Span>) {
                 .and_then(|s| base64::engine::general_purpose::STANDARD_NO_PAD.decode(s.trim_ascii_end()).ok());
             let numeric = id.is_some_and(|d| (17..=20).contains(&d.len()) && d.iter().all(u8::is_ascii_digit));
             if numeric && mid == 6 && bytes.get(first_end + 1 + mid) == Some(&b'.') && (27..=38).contains(&last) {
-                push(spans, bytes, names::DISCORD_TOKEN, at, last_at + last);
+                push(spans, found, bytes, names::DISCORD_TOKEN, at, last_at + last);
             }
         }
     }
 }
 
 /// Telegram bot tokens: the bot's numeric ID, `:`, and 35 URL-safe base64 characters.
-fn telegram(bytes: &[u8], spans: &mut Vec<Span>) {
+fn telegram(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
     // The bot ID is at least 8 digits.
     for (at, colon) in super::detectors::long_runs(bytes, 8, |b| b.is_ascii_digit()) {
         let digits = colon - at;
         if (8..=10).contains(&digits) && !glued(bytes, at, is_alnum) && bytes.get(colon) == Some(&b':') {
             let len = run(bytes, colon + 1, is_url_b64);
             if len == 35 && bytes.get(colon + 1..colon + 36).is_some_and(random_body) {
-                push(spans, bytes, names::TELEGRAM_TOKEN, at, colon + 36);
+                push(spans, found, bytes, names::TELEGRAM_TOKEN, at, colon + 36);
             }
         }
     }

@@ -1,0 +1,102 @@
+use super::*;
+use crate::dlp::prefixes::Found;
+use proptest::prelude::*;
+
+/// Every word that makes a key a label, alone.
+fn label_words() -> Vec<&'static str> {
+    let mut words: Vec<&str> = STRONG_WORDS.iter().chain(STRONG_ENDINGS).chain(WEAK_WORDS).copied().collect();
+    words.extend(["key", "token"]);
+    words
+}
+
+/// Values after labels the way the detector once found them: every run of
+/// label bytes read as a key, none skipped.
+fn labelled_reading_every_run(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = run(bytes, at, is_label_byte);
+        if len == 0 {
+            at += 1;
+            continue;
+        }
+        let end = at + len;
+        if let Some(key) = text.get(at..end) {
+            label_at(text, at, key, end, &mut spans);
+        }
+        at = end;
+    }
+    spans.iter().map(|s| (s.start, s.end)).collect()
+}
+
+fn labelled_now(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    labelled(text, &Found::in_text(text.as_bytes()), &mut spans);
+    spans.iter().map(|s| (s.start, s.end)).collect()
+}
+
+#[test]
+fn every_label_word_holds_a_label_piece_in_any_case() {
+    for word in label_words() {
+        assert!(holds_secret_word(word.as_bytes()), "{word}");
+        assert!(holds_secret_word(word.to_ascii_uppercase().as_bytes()), "{word}");
+        assert!(strength(word).is_some() || word == "key", "{word} is a label word");
+    }
+}
+
+#[test]
+fn a_key_read_as_a_label_always_holds_a_label_piece() {
+    let keys = ["DB_PASSWORD", "x-api-key", "clientSecret", "spring.datasource.password", "AUTH", "authorization"];
+    for key in keys.iter().chain(&["status", "passed", "tokens_used", "keyboard", "author", "max_tokens"]) {
+        assert!(strength(key).is_none() || holds_secret_word(key.as_bytes()), "{key}");
+    }
+    for key in keys {
+        assert!(strength(key).is_some(), "{key} is a label");
+    }
+}
+
+#[test]
+fn skipping_runs_without_a_label_piece_finds_the_same_values() {
+    let texts = [
+        "password=Zq8#rT2!vW and PGPASSWORD=hunter2hunter2",
+        "curl -u ada:S3cr3tPa55 https://x",
+        "curl --user ada:S3cr3tPa55 https://x",
+        "machine h login ada password Zq8rT2vWk9",
+        "€password=Zq8#rT2!vW",
+        "<password>S3cretValue9</password>",
+        "\"Authorization\": \"Bearer aB3cD4eF5gH6iJ7kL8mN9oP0\"",
+        "X-API-KEY: aB3cD4eF5gH6iJ7kL8mN9oP0",
+        "key=value pass=word token is aB3cD4eF5gH6iJ7kL8mN9oP0",
+    ];
+    for text in texts {
+        assert_eq!(labelled_now(text), labelled_reading_every_run(text), "{text}");
+        assert!(!labelled_now(text).is_empty(), "{text}");
+    }
+}
+
+fn label_fragment() -> impl Strategy<Value = String> {
+    let words: Vec<String> = label_words().into_iter().map(String::from).collect();
+    prop_oneof![
+        proptest::sample::select(words.clone()),
+        proptest::sample::select(words).prop_map(|w| w.to_ascii_uppercase()),
+        proptest::sample::select(vec!["-u", "--user", "--", "machine ", "\n", "<", ">", "\"", "'", " is "])
+            .prop_map(String::from),
+        "[=: ]{1,2}",
+        "[A-Za-z0-9_.-]{1,12}",
+        "[ \t,;é€]{1,2}",
+        "[A-Za-z0-9!#%]{6,24}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn skipping_runs_without_a_label_piece_finds_the_same_values_in_any_text(
+        parts in proptest::collection::vec(label_fragment(), 0..20),
+    ) {
+        let text = parts.concat();
+        prop_assert_eq!(labelled_now(&text), labelled_reading_every_run(&text));
+    }
+}
