@@ -127,6 +127,16 @@ fn bench(c: &mut Criterion) {
             b.iter(|| warden.check_outbound(&ports, black_box(&message)))
         });
     }
+    // Adversarial bodies: a prefix repeated to the body limit once cost
+    // seconds per body (each start measured the whole run after it).
+    for unit in ["xoxb-1-", "xapp-1-", "glpat-."] {
+        let body: Vec<u8> = unit.bytes().cycle().take(32 * 1024).collect();
+        let message = OutboundMessage { body, ..message.clone() };
+        group.throughput(criterion::Throughput::Bytes(32 * 1024));
+        group.bench_function(format!("check-outbound: DLP, 32 KiB of repeated `{unit}`"), |b| {
+            b.iter(|| warden.check_outbound(&ports, black_box(&message)))
+        });
+    }
     group.finish();
 }
 
