@@ -188,3 +188,28 @@ fn diagnostics_count_what_could_not_be_written() {
     let counted = report.counters.iter().find(|c| c.name == "tools.allow.tools.allow").map(|c| c.value);
     assert_eq!(counted, Some(3), "written once, not counted twice");
 }
+
+#[test]
+fn a_remembered_deny_binds_every_instance_whatever_the_tool_name_and_scope() {
+    let config = r#"{"tools": {"askTools": ["*"]}}"#;
+    let names = ["mcp__a:b__c", "m:x:y", "工具:é", "Bash ", "a\u{0}b"];
+    for scope in [Scope::Always, Scope::Session, Scope::Once] {
+        let (storage, log, http) = (MemoryStorage::default(), VecLog::default(), denied_http());
+        let ports = Ports { http: &http, storage: &storage, log: &log };
+        // Both instances learn that storage is empty before anything is answered.
+        let (first, second) = (warden(config), warden(config));
+        first.prepare(&ports);
+        second.prepare(&ports);
+        for name in names {
+            let c = call(name, json!({"q": 1}));
+            let asked = first.check_tool_call(&ports, &c);
+            assert_eq!(decided(&asked), (Decision::Ask, super::super::rules::ASK_TOOL), "{name}");
+            answer(&first, &ports, &asked, false, scope);
+            let v = second.check_tool_call(&ports, &c);
+            assert_eq!(decided(&v), (Decision::Deny, super::super::rules::MEMORY_DENY), "{name} {scope:?}");
+        }
+        // Another spelling of a name is another tool, asked again as before markers.
+        let other = second.check_tool_call(&ports, &call("MCP__A:B__C", json!({"q": 1})));
+        assert_eq!(decided(&other), (Decision::Ask, super::super::rules::ASK_TOOL), "{scope:?}");
+    }
+}
