@@ -49,6 +49,8 @@ pub mod exec;
 mod exec_interpreter_tests;
 #[cfg(test)]
 mod exec_tests;
+#[cfg(test)]
+mod lazy_analysis_tests;
 pub mod memory;
 pub mod path_guard;
 pub mod permissions;
