@@ -466,6 +466,20 @@ class Guard:
     def settle_turn(self, end: Dict[str, Any]) -> None:
         self._admit("settle-turn", end.get("now_ms"))
         self._admin("settle-turn", to_wit(end))
+        self._write_counts()
+
+    def _write_counts(self) -> None:
+        """Has every idle instance write the counts it keeps (the component
+        writes them before it reports diagnostics): the turn's checks may have
+        run on other pooled instances than the one that settled it."""
+        with self._lock:
+            idle, self._pool = self._pool, []
+        for inst in idle:
+            try:
+                self._invoke(inst, "diagnostics")
+            except Exception:  # counting never changes a decision; a trapped instance is dropped
+                continue
+            self._give_back(inst)
 
     def current_pin(self, session_id: str, now_ms: int) -> Optional[Dict[str, Any]]:
         self._admit("current-pin", now_ms)
