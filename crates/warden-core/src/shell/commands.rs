@@ -25,7 +25,9 @@ use super::secrets::{self, SecretOutput};
 use super::wrappers::{self, Runs, Unwrap};
 use crate::paths;
 use crate::prelude::*;
+use alloc::borrow::Cow;
 use alloc::rc::Rc;
+use core::cell::OnceCell;
 use core::ops::Range;
 
 mod foreign;
@@ -253,6 +255,7 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         files_full: false,
         // What the whole script prints goes nowhere anyone reads.
         printed_wanted: false,
+        printing: String::new(),
     };
     let mut state = State::new(context);
     walker.script(script, &mut state, &Frame::default());
@@ -269,7 +272,7 @@ struct Var {
 /// Cloned for every subshell, pipeline stage and program, so the maps are
 /// shared and copied only when one of the clones changes them.
 struct State {
-    cwd: Option<String>,
+    cwd: Option<Rc<str>>,
     vars: Rc<BTreeMap<String, Var>>,
     /// Aliases defined earlier in the script, by name, with their text.
     aliases: Rc<BTreeMap<String, String>>,
@@ -284,7 +287,7 @@ impl State {
         if let Some(cwd) = &cwd {
             vars.insert("PWD".to_string(), Var { value: Some(cwd.clone()), secret: false });
         }
-        State { cwd, vars: Rc::new(vars), aliases: Rc::default() }
+        State { cwd: cwd.map(Rc::from), vars: Rc::new(vars), aliases: Rc::default() }
     }
 }
 
@@ -323,6 +326,9 @@ struct Walker<'c, 'a> {
     /// Whether what the command being analysed prints is used (piped on, or
     /// substituted); when not, it is worked out only for a file it writes.
     printed_wanted: bool,
+    /// Where each simple command is printed before it is shared as
+    /// [`Walker::segment`]; kept so its buffer is reused.
+    printing: String,
 }
 
 fn basename(path: &str) -> &str {
@@ -725,7 +731,8 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     fn simple(&mut self, simple: &Simple, state: &mut State, frame: &Frame) -> Option<String> {
-        self.segment = Rc::from(print::simple(simple));
+        print::simple_into(&mut self.printing, simple);
+        self.segment = Rc::from(self.printing.as_str());
         let mut assigns = Vec::new();
         for a in &simple.assigns {
             let value = match &a.value {
@@ -760,7 +767,11 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             // An unquoted expansion is split into words: `x="rm -rf /"; $x`, `IFS=,; $c`.
             let arg = self.word(w, state, frame);
-            args.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
+            if super::fields::splits(&arg) {
+                args.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
+            } else {
+                args.push(arg);
+            }
         }
         let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
         let segment = self.segment.clone();
@@ -800,7 +811,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             redirects,
             segment: segment.clone(),
             via: frame.via.clone(),
-            cwd: state.cwd.clone(),
+            cwd: state.cwd.as_deref().map(String::from),
             pipes: frame.pipes.clone(),
             background: frame.background,
             function: frame.function.clone(),
@@ -875,7 +886,8 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             return None;
         }
-        let mut frame = frame.clone();
+        // Copied only when a wrapper adds itself to it.
+        let mut frame: Cow<'_, Frame> = Cow::Borrowed(frame);
         let mut cwd_override: Option<Option<String>> = None;
         // A wrapper that runs code rather than a program: what it runs and how to name it.
         let mut runner: Option<(Unwrap, String)> = None;
@@ -890,15 +902,15 @@ impl<'c, 'a> Walker<'c, 'a> {
                 break;
             }
             unwrapped += 1;
-            let Some(program) = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()) else {
+            let Some(row) = argv.first().and_then(Arg::known).and_then(|t| wrappers::find(basename(t))) else {
                 break;
             };
-            let Some(row) = wrappers::find(&program) else { break };
+            let program = row.name.to_string();
             let start = match row.runs {
                 Runs::Env => self.env_operand(&mut argv, state, &mut cwd_override),
                 Runs::Xargs => {
                     argv = self.xargs(&argv, &frame);
-                    frame.via.push(program);
+                    frame.to_mut().via.push(program);
                     continue;
                 }
                 Runs::Find => break,
@@ -932,7 +944,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             };
             match start {
                 Some(i) if i < argv.len() => {
-                    frame.via.push(program);
+                    frame.to_mut().via.push(program);
                     argv.drain(..i);
                 }
                 _ => break,
@@ -940,19 +952,28 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         let mut state_for = state.clone();
         if let Some(cwd) = cwd_override {
-            state_for.cwd = cwd;
+            state_for.cwd = cwd.map(Rc::from);
         }
         let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
         let operands_from = 1;
         // The words go into the invocation when it is recorded; nothing reads them there before.
         let mut inv = self.invocation(Vec::new(), redirs, &state_for, &frame, segment);
         inv.program.clone_from(&program);
-        inv.stdin_from = stdin_from.clone();
+        inv.stdin_from = stdin_from;
         inv.secret_input |= secret_env;
         let input = input_of(&inv.redirects, &frame.stdin);
-        // Code run by `-c` or `eval` reads the same input as the command.
-        let mut code_frame = frame.clone();
-        code_frame.stdin = input.clone();
+        // Code run by `-c` or `eval` reads the same input as the command; made when some code runs.
+        let code_frame_cell = OnceCell::new();
+        let code_frame = || {
+            code_frame_cell.get_or_init(|| Frame {
+                pipes: frame.pipes.clone(),
+                background: frame.background,
+                function: frame.function.clone(),
+                via: frame.via.clone(),
+                stdin: input.clone(),
+                pipes_base: frame.pipes_base,
+            })
+        };
 
         // Shell commands carried in a tool's options or program (`git -c core.sshCommand=…`, `awk 'BEGIN{system(…)}'`).
         for carried in super::embedded::code(&program, &argv) {
@@ -960,7 +981,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 super::embedded::Carried::Code(text) => {
                     let mut scratch = state_for.clone();
                     let via = format!("{program}, as a command its options carry");
-                    self.code_string(&Arg::fixed(&text), &[], &via, &mut scratch, &code_frame, segment);
+                    self.code_string(&Arg::fixed(&text), &[], &via, &mut scratch, code_frame(), segment);
                 }
                 super::embedded::Carried::Unknown => inv.code_unknown = true,
             }
@@ -970,7 +991,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         if let Some((run, label)) = runner {
             match run {
                 Unwrap::Code(word) => {
-                    if let Some(printed) = self.code_string(&word, &[], &label, state, &code_frame, segment) {
+                    if let Some(printed) = self.code_string(&word, &[], &label, state, code_frame(), segment) {
                         return printed;
                     }
                     unknown_code(&mut inv, &word);
@@ -993,7 +1014,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             match shell_runs(&argv) {
                 ShellRuns::Code(word, positional) => {
                     let via = format!("{program} -c");
-                    if let Some(printed) = self.code_string(&word, &positional, &via, state, &code_frame, segment) {
+                    if let Some(printed) = self.code_string(&word, &positional, &via, state, code_frame(), segment) {
                         return printed;
                     }
                     unknown_code(&mut inv, &word);
@@ -1014,7 +1035,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         } else if program == "eval" {
             match join_known(argv.get(1..).unwrap_or(&[])).or_else(|| join_code(argv.get(1..).unwrap_or(&[]))) {
                 Some(word) => {
-                    if let Some(printed) = self.code_string(&word, &[], "eval", state, &code_frame, segment) {
+                    if let Some(printed) = self.code_string(&word, &[], "eval", state, code_frame(), segment) {
                         return printed;
                     }
                 }
@@ -1037,7 +1058,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                     let mut scratch = state.clone();
                     let via = format!("alias {name}");
-                    self.code_string(&Arg::fixed(value), &[], &via, &mut scratch, &code_frame, segment);
+                    self.code_string(&Arg::fixed(value), &[], &via, &mut scratch, code_frame(), segment);
                 }
             }
         } else if program == "source" || program == "." {
@@ -1057,7 +1078,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
         } else if let Some(lang) = super::interpreters::language(&program) {
             let label = format!("{program} inline code");
-            self.interpreter(&mut inv, lang, &argv, &input, (&state_for, &code_frame), segment, &label);
+            self.interpreter(&mut inv, lang, &argv, &input, (&state_for, code_frame()), segment, &label);
         } else if let Some(flags) = interpreter(&program) {
             let mut code = None;
             let mut script = None;
@@ -1094,7 +1115,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     argv.get(..).unwrap_or(&[]),
                     &via,
                     &mut sub,
-                    &code_frame,
+                    code_frame(),
                     segment,
                 ) {
                     return printed;
@@ -1171,14 +1192,16 @@ impl<'c, 'a> Walker<'c, 'a> {
             "cd" | "pushd" if frame.pipes.len() <= frame.pipes_base => {
                 let old = state.cwd.clone();
                 state.cwd = match argv.get(1) {
-                    None => Some("~".to_string()),
+                    None => Some(Rc::from("~")),
                     Some(a) => match a.known() {
-                        Some("-") => state.vars.get("OLDPWD").and_then(|v| v.value.clone()),
+                        Some("-") => state.vars.get("OLDPWD").and_then(|v| v.value.as_deref()).map(Rc::from),
                         None => None,
-                        Some(_) => a.path().map(|t| self.normalize(&t, state)),
+                        Some(_) => a.path().map(|t| Rc::from(self.normalize(&t, state))),
                     },
                 };
-                Rc::make_mut(&mut state.vars).insert("PWD".into(), Var { value: state.cwd.clone(), secret: false });
+                let pwd = state.cwd.as_deref().map(String::from);
+                Rc::make_mut(&mut state.vars).insert("PWD".into(), Var { value: pwd, secret: false });
+                let old = old.as_deref().map(String::from);
                 Rc::make_mut(&mut state.vars).insert("OLDPWD".into(), Var { value: old, secret: false });
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
@@ -1742,10 +1765,13 @@ fn prints_elsewhere(redirs: &[Redir]) -> bool {
 }
 
 /// The `IFS` word splitting uses: `None` when it is only known at run time.
-fn ifs_of(state: &State) -> Option<String> {
+fn ifs_of(state: &State) -> Option<Cow<'static, str>> {
     match state.vars.get("IFS") {
-        None => Some(super::fields::DEFAULT_IFS.to_string()),
-        Some(v) => v.value.clone(),
+        None => Some(Cow::Borrowed(super::fields::DEFAULT_IFS)),
+        Some(v) => match v.value.as_deref() {
+            Some(super::fields::DEFAULT_IFS) => Some(Cow::Borrowed(super::fields::DEFAULT_IFS)),
+            value => value.map(|t| Cow::Owned(t.to_string())),
+        },
     }
 }
 
@@ -1821,8 +1847,8 @@ fn echo_value(script: &Script, state: &State) -> Option<String> {
     if first.bare() == Some("pwd") && simple.redirects.is_empty() {
         // `$(pwd)`, `` `pwd` ``, `$(pwd -P)`: the working directory, when known.
         return match rest {
-            [] => state.cwd.clone(),
-            [flag] if matches!(flag.bare(), Some("-L" | "-P")) => state.cwd.clone(),
+            [] => state.cwd.as_deref().map(String::from),
+            [flag] if matches!(flag.bare(), Some("-L" | "-P")) => state.cwd.as_deref().map(String::from),
             _ => None,
         };
     }
