@@ -35,7 +35,7 @@ use crate::model::{Approval, PolicyError, Scope};
 use crate::ports::{Condition, Storage, StorageError, Write};
 use crate::prelude::*;
 use crate::store;
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -68,13 +68,22 @@ enum Format {
 }
 
 /// What an instance learned once about the answers in storage: whether
-/// markers can be trusted.
+/// markers can be trusted; and the marker key last looked up, by policy
+/// version and tool, so a run of calls to one tool hashes its name once.
 #[derive(Debug, Clone)]
-pub struct Index(Cell<Format>);
+pub struct Index(Cell<Format>, RefCell<Option<LastMarker>>);
+
+/// A marker key and the policy version and tool it is for.
+#[derive(Debug, Clone)]
+struct LastMarker {
+    version: String,
+    tool: String,
+    key: String,
+}
 
 impl Default for Index {
     fn default() -> Self {
-        Index(Cell::new(Format::Unknown))
+        Index(Cell::new(Format::Unknown), RefCell::new(None))
     }
 }
 
@@ -105,7 +114,15 @@ impl Index {
         if self.0.get() != Format::Marked {
             return Ok(true);
         }
-        Ok(storage.get(NAMESPACE, &marker_key(version_tag(version), &tool_tag(tool)))?.is_some())
+        let mut last = self.1.borrow_mut();
+        let key = match &*last {
+            Some(m) if m.version == version && m.tool == tool => &m.key,
+            _ => {
+                let key = marker_key(version_tag(version), &tool_tag(tool));
+                &last.insert(LastMarker { version: version.to_string(), tool: tool.to_string(), key }).key
+            }
+        };
+        Ok(storage.get(NAMESPACE, key)?.is_some())
     }
 
     fn marked(&self) -> bool {

@@ -206,7 +206,9 @@ struct Asked<'a> {
 
 impl Asked<'_> {
     fn fp(&self) -> &str {
-        self.fp.get_or_init(|| memory::fingerprint(self.tool, &normalized_args(self.entry, self.args, self.places, self.command)))
+        self.fp.get_or_init(|| {
+            memory::fingerprint(self.tool, &normalized_args(self.entry, self.args, self.places, self.command))
+        })
     }
 }
 
