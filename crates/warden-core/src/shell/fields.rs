@@ -79,7 +79,7 @@ pub fn fields(arg: Arg, ifs: Option<&str>, literal: bool) -> Vec<Arg> {
         return vec![arg];
     }
     let Some(ifs) = ifs else {
-        return vec![Arg { text: None, static_text: None, split: Vec::new(), ..arg }];
+        return vec![Arg { static_text: None, split: Vec::new(), ..arg.forget_text() }];
     };
     let text = arg.text.as_deref().unwrap_or_default();
     let pieces = split(text, &arg.split, ifs);
@@ -95,7 +95,6 @@ pub fn fields(arg: Arg, ifs: Option<&str>, literal: bool) -> Vec<Arg> {
         .into_iter()
         .map(|piece| Arg {
             text: Some(piece.text.clone()),
-            prefix: piece.text.clone(),
             static_text: Some(piece.text.clone()),
             split: Vec::new(),
             // A `~` written after the word's start is not expanded; one an

@@ -626,10 +626,11 @@ impl Parser {
             self.pos += 1;
         }
         let fd = if self.pos > start {
-            let digits: String = self.chars.get(start..self.pos).unwrap_or(&[]).iter().collect();
-            match digits.parse::<u32>() {
-                Ok(n) => Some(n),
-                Err(_) => return self.error("file descriptor too large"),
+            let digits = self.chars.get(start..self.pos).unwrap_or(&[]);
+            let n = digits.iter().try_fold(0u32, |n, c| n.checked_mul(10)?.checked_add(c.to_digit(10)?));
+            match n {
+                Some(n) => Some(n),
+                None => return self.error("file descriptor too large"),
             }
         } else {
             None
