@@ -35,7 +35,7 @@ use crate::model::{Approval, PolicyError, Scope};
 use crate::ports::{Condition, Storage, StorageError, Write};
 use crate::prelude::*;
 use crate::store;
-use core::cell::{Cell, RefCell};
+use core::cell::Cell;
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -70,8 +70,7 @@ enum Format {
 /// What an instance learned once about the answers in storage: whether
 /// markers can be trusted; and the marker key last looked up, by policy
 /// version and tool, so a run of calls to one tool hashes its name once.
-#[derive(Debug, Clone)]
-pub struct Index(Cell<Format>, RefCell<Option<LastMarker>>);
+pub struct Index(Cell<Format>, Cell<Option<LastMarker>>);
 
 /// A marker key and the policy version and tool it is for.
 #[derive(Debug, Clone)]
@@ -83,7 +82,20 @@ struct LastMarker {
 
 impl Default for Index {
     fn default() -> Self {
-        Index(Cell::new(Format::Unknown), RefCell::new(None))
+        Index(Cell::new(Format::Unknown), Cell::new(None))
+    }
+}
+
+impl core::fmt::Debug for Index {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("Index").field(&self.0.get()).finish()
+    }
+}
+
+impl Clone for Index {
+    /// What was learned about storage; the remembered marker key is looked up again.
+    fn clone(&self) -> Self {
+        Index(self.0.clone(), Cell::new(None))
     }
 }
 
@@ -114,15 +126,17 @@ impl Index {
         if self.0.get() != Format::Marked {
             return Ok(true);
         }
-        let mut last = self.1.borrow_mut();
-        let key = match &*last {
-            Some(m) if m.version == version && m.tool == tool => &m.key,
-            _ => {
-                let key = marker_key(version_tag(version), &tool_tag(tool));
-                &last.insert(LastMarker { version: version.to_string(), tool: tool.to_string(), key }).key
-            }
+        let last = match self.1.take() {
+            Some(m) if m.version == version && m.tool == tool => m,
+            _ => LastMarker {
+                version: version.to_string(),
+                tool: tool.to_string(),
+                key: marker_key(version_tag(version), &tool_tag(tool)),
+            },
         };
-        Ok(storage.get(NAMESPACE, key)?.is_some())
+        let found = storage.get(NAMESPACE, &last.key);
+        self.1.set(Some(last));
+        Ok(found?.is_some())
     }
 
     fn marked(&self) -> bool {
