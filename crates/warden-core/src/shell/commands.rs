@@ -25,7 +25,9 @@ use super::secrets::{self, SecretOutput};
 use super::wrappers::{self, Runs, Unwrap};
 use crate::paths;
 use crate::prelude::*;
+use alloc::borrow::Cow;
 use alloc::rc::Rc;
+use core::cell::OnceCell;
 use core::ops::Range;
 
 mod foreign;
@@ -67,8 +69,9 @@ pub const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "h
 pub struct Arg {
     /// The value when every part of the word is known.
     pub text: Option<String>,
-    /// The known text before the first unknown part.
-    pub prefix: String,
+    /// The known text before the first unknown part, when [`Arg::text`] is
+    /// `None` (else empty: the whole value is known). Read it with [`Arg::prefix`].
+    pub partial: String,
     /// The word as written (canonically printed).
     pub raw: String,
     /// Invocations of the command substitutions in the word.
@@ -95,7 +98,6 @@ impl Arg {
     pub fn fixed(text: &str) -> Arg {
         Arg {
             text: Some(text.to_string()),
-            prefix: text.to_string(),
             raw: text.to_string(),
             static_text: Some(text.to_string()),
             ..Arg::default()
@@ -109,6 +111,20 @@ impl Arg {
     /// The known value, or `None`.
     pub fn known(&self) -> Option<&str> {
         self.text.as_deref()
+    }
+
+    /// The known text before the first unknown part: the whole value when it is known.
+    pub fn prefix(&self) -> &str {
+        self.text.as_deref().unwrap_or(&self.partial)
+    }
+
+    /// The same word with its value only known when it runs; what was known
+    /// of it stays its prefix.
+    pub(crate) fn forget_text(mut self) -> Arg {
+        if let Some(text) = self.text.take() {
+            self.partial = text;
+        }
+        self
     }
 
     /// The value as code: the known value, or else the value counting what
@@ -158,7 +174,7 @@ pub struct Invocation {
     /// The wrappers it was unwrapped from, outermost first (`sudo`, `bash -c`).
     pub via: Vec<String>,
     /// Working directory, normalized, when known.
-    pub cwd: Option<String>,
+    pub cwd: Option<Rc<str>>,
     /// Every pipeline it is a stage of: (pipeline, stage), outermost first.
     pub pipes: Vec<(usize, usize)>,
     pub background: bool,
@@ -253,6 +269,7 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         files_full: false,
         // What the whole script prints goes nowhere anyone reads.
         printed_wanted: false,
+        printing: String::new(),
     };
     let mut state = State::new(context);
     walker.script(script, &mut state, &Frame::default());
@@ -269,7 +286,7 @@ struct Var {
 /// Cloned for every subshell, pipeline stage and program, so the maps are
 /// shared and copied only when one of the clones changes them.
 struct State {
-    cwd: Option<String>,
+    cwd: Option<Rc<str>>,
     vars: Rc<BTreeMap<String, Var>>,
     /// Aliases defined earlier in the script, by name, with their text.
     aliases: Rc<BTreeMap<String, String>>,
@@ -284,7 +301,7 @@ impl State {
         if let Some(cwd) = &cwd {
             vars.insert("PWD".to_string(), Var { value: Some(cwd.clone()), secret: false });
         }
-        State { cwd, vars: Rc::new(vars), aliases: Rc::default() }
+        State { cwd: cwd.map(Rc::from), vars: Rc::new(vars), aliases: Rc::default() }
     }
 }
 
@@ -323,6 +340,9 @@ struct Walker<'c, 'a> {
     /// Whether what the command being analysed prints is used (piped on, or
     /// substituted); when not, it is worked out only for a file it writes.
     printed_wanted: bool,
+    /// Where each simple command is printed before it is shared as
+    /// [`Walker::segment`]; kept so its buffer is reused.
+    printing: String,
 }
 
 fn basename(path: &str) -> &str {
@@ -374,8 +394,12 @@ impl<'c, 'a> Walker<'c, 'a> {
             if self.stopped {
                 return None;
             }
-            let mut f = frame.clone();
-            f.background |= item.background;
+            // Copied only when the item sends a command to the background.
+            let f = if item.background && !frame.background {
+                Cow::Owned(Frame { background: true, ..frame.clone() })
+            } else {
+                Cow::Borrowed(frame)
+            };
             let out = self.pipeline(&item.list.first, state, &f);
             printed = concat(printed, out);
             for (_, p) in &item.list.rest {
@@ -561,6 +585,15 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     fn word(&mut self, word: &Word, state: &mut State, frame: &Frame) -> Arg {
+        // Plain text, the commonest word: what [`Walker::parts`] makes of it, built directly.
+        if let [Part::Lit { text, quoted: false }] = word.0.as_slice() {
+            return Arg {
+                text: Some(text.clone()),
+                raw: text.clone(),
+                static_text: (text.len() <= decode::MAX_DECODED_BYTES).then(|| text.clone()),
+                ..Arg::default()
+            };
+        }
         let mut arg = self.parts(&word.0, state, frame);
         arg.raw = print::word(word);
         arg.literal_tilde = leading_text(&word.0);
@@ -574,12 +607,9 @@ impl<'c, 'a> Walker<'c, 'a> {
     fn parts(&mut self, parts: &[Part], state: &mut State, frame: &Frame) -> Arg {
         let mut arg = Arg { text: Some(String::new()), static_text: Some(String::new()), ..Arg::default() };
         let append = |arg: &mut Arg, value: Option<&str>| match (&mut arg.text, value) {
-            (Some(text), Some(v)) => {
-                text.push_str(v);
-                arg.prefix.push_str(v);
-            }
-            (text, None) => *text = None,
-            (None, Some(_)) => {}
+            (Some(text), Some(v)) => text.push_str(v),
+            (text @ Some(_), None) => arg.partial = text.take().unwrap_or_default(),
+            (None, _) => {}
         };
         let append_static = |arg: &mut Arg, value: Option<&str>| {
             arg.static_text = match (arg.static_text.take(), value) {
@@ -598,10 +628,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 Part::Double(inner) => {
                     let sub = self.parts(inner, state, frame);
-                    append(&mut arg, sub.text.as_deref().or(Some(&sub.prefix)));
+                    append(&mut arg, Some(sub.prefix()));
                     append_static(&mut arg, sub.static_text.as_deref());
                     if sub.text.is_none() {
-                        arg.text = None;
+                        arg = arg.forget_text();
                     }
                     arg.subs.extend(sub.subs);
                     arg.procs.extend(sub.procs);
@@ -700,9 +730,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                 RedirectTarget::Word(w) => {
                     let target = self.word(w, state, frame);
                     let file = !matches!(r.op, RedirectOp::DupIn | RedirectOp::DupOut | RedirectOp::HereString);
-                    let path = target
-                        .path()
-                        .filter(|_| file)
+                    let path = file
+                        .then(|| target.path())
+                        .flatten()
                         .map(|t| paths::normalize(&t, state.cwd.as_deref(), self.context.home));
                     let feeds_stdin = matches!(r.op, RedirectOp::In | RedirectOp::HereString | RedirectOp::ReadWrite)
                         && r.fd.is_none_or(|fd| fd == 0);
@@ -725,7 +755,8 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     fn simple(&mut self, simple: &Simple, state: &mut State, frame: &Frame) -> Option<String> {
-        self.segment = Rc::from(print::simple(simple));
+        print::simple_into(&mut self.printing, simple);
+        self.segment = Rc::from(self.printing.as_str());
         let mut assigns = Vec::new();
         for a in &simple.assigns {
             let value = match &a.value {
@@ -754,13 +785,17 @@ impl<'c, 'a> Walker<'c, 'a> {
                 // Braces around quoted text or expansions, or too many words: only known when it runs.
                 _ => {
                     let arg = self.word(w, state, frame);
-                    args.push(Arg { text: None, static_text: None, ..arg });
+                    args.push(Arg { static_text: None, ..arg.forget_text() });
                     continue;
                 }
             }
             // An unquoted expansion is split into words: `x="rm -rf /"; $x`, `IFS=,; $c`.
             let arg = self.word(w, state, frame);
-            args.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
+            if super::fields::splits(&arg) {
+                args.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
+            } else {
+                args.push(arg);
+            }
         }
         let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
         let segment = self.segment.clone();
@@ -875,7 +910,8 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             return None;
         }
-        let mut frame = frame.clone();
+        // Copied only when a wrapper adds itself to it.
+        let mut frame: Cow<'_, Frame> = Cow::Borrowed(frame);
         let mut cwd_override: Option<Option<String>> = None;
         // A wrapper that runs code rather than a program: what it runs and how to name it.
         let mut runner: Option<(Unwrap, String)> = None;
@@ -890,15 +926,15 @@ impl<'c, 'a> Walker<'c, 'a> {
                 break;
             }
             unwrapped += 1;
-            let Some(program) = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()) else {
+            let Some(row) = argv.first().and_then(Arg::known).and_then(|t| wrappers::find(basename(t))) else {
                 break;
             };
-            let Some(row) = wrappers::find(&program) else { break };
+            let program = row.name.to_string();
             let start = match row.runs {
                 Runs::Env => self.env_operand(&mut argv, state, &mut cwd_override),
                 Runs::Xargs => {
                     argv = self.xargs(&argv, &frame);
-                    frame.via.push(program);
+                    frame.to_mut().via.push(program);
                     continue;
                 }
                 Runs::Find => break,
@@ -932,7 +968,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             };
             match start {
                 Some(i) if i < argv.len() => {
-                    frame.via.push(program);
+                    frame.to_mut().via.push(program);
                     argv.drain(..i);
                 }
                 _ => break,
@@ -940,27 +976,36 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         let mut state_for = state.clone();
         if let Some(cwd) = cwd_override {
-            state_for.cwd = cwd;
+            state_for.cwd = cwd.map(Rc::from);
         }
-        let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
+        let program: &str = argv.first().and_then(Arg::known).map(basename).unwrap_or_default();
         let operands_from = 1;
         // The words go into the invocation when it is recorded; nothing reads them there before.
         let mut inv = self.invocation(Vec::new(), redirs, &state_for, &frame, segment);
-        inv.program.clone_from(&program);
-        inv.stdin_from = stdin_from.clone();
+        inv.program = program.to_string();
+        inv.stdin_from = stdin_from;
         inv.secret_input |= secret_env;
         let input = input_of(&inv.redirects, &frame.stdin);
-        // Code run by `-c` or `eval` reads the same input as the command.
-        let mut code_frame = frame.clone();
-        code_frame.stdin = input.clone();
+        // Code run by `-c` or `eval` reads the same input as the command; made when some code runs.
+        let code_frame_cell = OnceCell::new();
+        let code_frame = || {
+            code_frame_cell.get_or_init(|| Frame {
+                pipes: frame.pipes.clone(),
+                background: frame.background,
+                function: frame.function.clone(),
+                via: frame.via.clone(),
+                stdin: input.clone(),
+                pipes_base: frame.pipes_base,
+            })
+        };
 
         // Shell commands carried in a tool's options or program (`git -c core.sshCommand=…`, `awk 'BEGIN{system(…)}'`).
-        for carried in super::embedded::code(&program, &argv) {
+        for carried in super::embedded::code(program, &argv) {
             match carried {
                 super::embedded::Carried::Code(text) => {
                     let mut scratch = state_for.clone();
                     let via = format!("{program}, as a command its options carry");
-                    self.code_string(&Arg::fixed(&text), &[], &via, &mut scratch, &code_frame, segment);
+                    self.code_string(&Arg::fixed(&text), &[], &via, &mut scratch, code_frame(), segment);
                 }
                 super::embedded::Carried::Unknown => inv.code_unknown = true,
             }
@@ -970,43 +1015,43 @@ impl<'c, 'a> Walker<'c, 'a> {
         if let Some((run, label)) = runner {
             match run {
                 Unwrap::Code(word) => {
-                    if let Some(printed) = self.code_string(&word, &[], &label, state, &code_frame, segment) {
+                    if let Some(printed) = self.code_string(&word, &[], &label, state, code_frame(), segment) {
                         return printed;
                     }
                     unknown_code(&mut inv, &word);
                 }
                 Unwrap::Input => {
-                    if let Some(printed) = self.run_input(&mut inv, &input, &program, state, &frame, segment) {
+                    if let Some(printed) = self.run_input(&mut inv, &input, program, state, &frame, segment) {
                         return printed;
                     }
                 }
                 Unwrap::File(file) => {
                     if let Some(printed) =
-                        self.script_operand(&mut inv, Some(&file), &input, &program, &state_for, &frame, segment)
+                        self.script_operand(&mut inv, Some(&file), &input, program, &state_for, &frame, segment)
                     {
                         return printed;
                     }
                 }
                 Unwrap::Program(_) | Unwrap::Joined(_) | Unwrap::Nothing => {}
             }
-        } else if SHELLS.contains(&program.as_str()) {
+        } else if SHELLS.contains(&program) {
             match shell_runs(&argv) {
                 ShellRuns::Code(word, positional) => {
                     let via = format!("{program} -c");
-                    if let Some(printed) = self.code_string(&word, &positional, &via, state, &code_frame, segment) {
+                    if let Some(printed) = self.code_string(&word, &positional, &via, state, code_frame(), segment) {
                         return printed;
                     }
                     unknown_code(&mut inv, &word);
                 }
                 ShellRuns::File(file) => {
                     if let Some(printed) =
-                        self.script_operand(&mut inv, Some(&file), &input, &program, &state_for, &frame, segment)
+                        self.script_operand(&mut inv, Some(&file), &input, program, &state_for, &frame, segment)
                     {
                         return printed;
                     }
                 }
                 ShellRuns::Input => {
-                    if let Some(printed) = self.run_input(&mut inv, &input, &program, state, &frame, segment) {
+                    if let Some(printed) = self.run_input(&mut inv, &input, program, state, &frame, segment) {
                         return printed;
                     }
                 }
@@ -1014,7 +1059,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         } else if program == "eval" {
             match join_known(argv.get(1..).unwrap_or(&[])).or_else(|| join_code(argv.get(1..).unwrap_or(&[]))) {
                 Some(word) => {
-                    if let Some(printed) = self.code_string(&word, &[], "eval", state, &code_frame, segment) {
+                    if let Some(printed) = self.code_string(&word, &[], "eval", state, code_frame(), segment) {
                         return printed;
                     }
                 }
@@ -1037,7 +1082,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                     let mut scratch = state.clone();
                     let via = format!("alias {name}");
-                    self.code_string(&Arg::fixed(value), &[], &via, &mut scratch, &code_frame, segment);
+                    self.code_string(&Arg::fixed(value), &[], &via, &mut scratch, code_frame(), segment);
                 }
             }
         } else if program == "source" || program == "." {
@@ -1051,14 +1096,14 @@ impl<'c, 'a> Walker<'c, 'a> {
                 Rc::make_mut(&mut state.vars).insert("IFS".into(), Var { value: None, secret: false });
             }
             if let Some(printed) =
-                self.script_operand(&mut inv, script.as_ref(), &input, &program, &state_for, &frame, segment)
+                self.script_operand(&mut inv, script.as_ref(), &input, program, &state_for, &frame, segment)
             {
                 return printed;
             }
-        } else if let Some(lang) = super::interpreters::language(&program) {
+        } else if let Some(lang) = super::interpreters::language(program) {
             let label = format!("{program} inline code");
-            self.interpreter(&mut inv, lang, &argv, &input, (&state_for, &code_frame), segment, &label);
-        } else if let Some(flags) = interpreter(&program) {
+            self.interpreter(&mut inv, lang, &argv, &input, (&state_for, code_frame()), segment, &label);
+        } else if let Some(flags) = interpreter(program) {
             let mut code = None;
             let mut script = None;
             let mut i = 1;
@@ -1094,7 +1139,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     argv.get(..).unwrap_or(&[]),
                     &via,
                     &mut sub,
-                    &code_frame,
+                    code_frame(),
                     segment,
                 ) {
                     return printed;
@@ -1107,9 +1152,8 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
 
         // Paths read and written.
-        let reads_operands = !NOT_READERS.contains(&program.as_str())
-            && !program.is_empty()
-            && !super::metadata::only_metadata(&program, &argv);
+        let reads_operands =
+            !NOT_READERS.contains(&program) && !program.is_empty() && !super::metadata::only_metadata(program, &argv);
         let mut skip_next = false;
         for a in argv.iter().skip(operands_from) {
             if skip_next {
@@ -1117,7 +1161,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 continue;
             }
             let Some(text) = a.known() else { continue };
-            if matches!(program.as_str(), "ssh" | "scp" | "sftp") && text == "-i" {
+            if matches!(program, "ssh" | "scp" | "sftp") && text == "-i" {
                 // A key used to log in is not a key sent anywhere.
                 skip_next = true;
                 continue;
@@ -1132,15 +1176,15 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
             }
         }
-        for target in written_operands(&program, &argv).into_iter().chain(super::metadata::written(&program, &argv)) {
+        for target in written_operands(program, &argv).into_iter().chain(super::metadata::written(program, &argv)) {
             let path = self.normalize(&target, &state_for);
             inv.writes.push(path);
         }
-        if WRITES_WITHOUT_READING.contains(&program.as_str()) {
+        if WRITES_WITHOUT_READING.contains(&program) {
             // `cp a dest`, `dd of=dest`, `rm x`: the destination is written, not read.
             inv.reads.retain(|p| !inv.writes.contains(p));
         }
-        for file in super::metadata::content_read(&program, &argv) {
+        for file in super::metadata::content_read(program, &argv) {
             let path = self.normalize(&file, &state_for);
             if !inv.reads.contains(&path) {
                 inv.reads.push(path);
@@ -1148,8 +1192,8 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
 
         // Downloads to files that may run later.
-        if DOWNLOADERS.contains(&program.as_str()) {
-            let mut files: Vec<String> = downloaded_files(&program, &argv);
+        if DOWNLOADERS.contains(&program) {
+            let mut files: Vec<String> = downloaded_files(program, &argv);
             for r in &inv.redirects {
                 if r.op.writes()
                     && r.fd.is_none_or(|fd| fd == 1)
@@ -1166,24 +1210,26 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
 
         // State a shell keeps.
-        match program.as_str() {
+        match program {
             // `cd` in a pipeline runs in a subshell and changes nothing after it.
             "cd" | "pushd" if frame.pipes.len() <= frame.pipes_base => {
                 let old = state.cwd.clone();
                 state.cwd = match argv.get(1) {
-                    None => Some("~".to_string()),
+                    None => Some(Rc::from("~")),
                     Some(a) => match a.known() {
-                        Some("-") => state.vars.get("OLDPWD").and_then(|v| v.value.clone()),
+                        Some("-") => state.vars.get("OLDPWD").and_then(|v| v.value.as_deref()).map(Rc::from),
                         None => None,
-                        Some(_) => a.path().map(|t| self.normalize(&t, state)),
+                        Some(_) => a.path().map(|t| Rc::from(self.normalize(&t, state))),
                     },
                 };
-                Rc::make_mut(&mut state.vars).insert("PWD".into(), Var { value: state.cwd.clone(), secret: false });
+                let pwd = state.cwd.as_deref().map(String::from);
+                Rc::make_mut(&mut state.vars).insert("PWD".into(), Var { value: pwd, secret: false });
+                let old = old.as_deref().map(String::from);
                 Rc::make_mut(&mut state.vars).insert("OLDPWD".into(), Var { value: old, secret: false });
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
                 for a in argv.iter().skip(1) {
-                    let Some(text) = a.known().or(Some(a.prefix.as_str())) else { continue };
+                    let text = a.prefix();
                     if let Some((name, value)) = text.split_once('=')
                         && super::is_name(name)
                     {
@@ -1218,11 +1264,11 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
 
         if inv.secret_output.is_none() {
-            inv.secret_output = secrets::output(&program, &argv);
+            inv.secret_output = secrets::output(program, &argv);
         }
         // Output sent elsewhere may still reach the pipe (`>/dev/stdout`, `>&2 |&`): unknown.
         let to_file = inv.redirects.iter().any(|r| r.op.writes());
-        let produced = if self.printed_wanted || to_file { decode::output(&program, &argv, &input) } else { None };
+        let produced = if self.printed_wanted || to_file { decode::output(program, &argv, &input) } else { None };
         if !remember_written(&mut self.files, &inv, produced.as_deref()) {
             self.files_full = true;
         }
@@ -1506,11 +1552,11 @@ impl<'c, 'a> Walker<'c, 'a> {
                                 *a = Arg::fixed(&replaced);
                             }
                             _ => {
-                                let prefix = t.split(r.as_str()).next().unwrap_or("").to_string();
+                                let partial = t.split(r.as_str()).next().unwrap_or("").to_string();
                                 // Run as code (`sh -c 'wc -l {}'`), the input is a value no
                                 // script can set: `$$`.
                                 let static_text = Some(t.replace(r.as_str(), "$$"));
-                                *a = Arg { text: None, prefix, raw: a.raw.clone(), static_text, ..Arg::default() };
+                                *a = Arg { text: None, partial, raw: a.raw.clone(), static_text, ..Arg::default() };
                             }
                         }
                     }
@@ -1605,7 +1651,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 fn under(root: &Arg) -> Arg {
     match root.path().as_deref() {
         Some(r) => Arg::fixed(&format!("{}/*", r.trim_end_matches('/'))),
-        None => Arg { text: None, prefix: root.prefix.clone(), raw: root.raw.clone(), ..Arg::default() },
+        None => Arg { text: None, partial: root.prefix().to_string(), raw: root.raw.clone(), ..Arg::default() },
     }
 }
 
@@ -1742,10 +1788,13 @@ fn prints_elsewhere(redirs: &[Redir]) -> bool {
 }
 
 /// The `IFS` word splitting uses: `None` when it is only known at run time.
-fn ifs_of(state: &State) -> Option<String> {
+fn ifs_of(state: &State) -> Option<Cow<'static, str>> {
     match state.vars.get("IFS") {
-        None => Some(super::fields::DEFAULT_IFS.to_string()),
-        Some(v) => v.value.clone(),
+        None => Some(Cow::Borrowed(super::fields::DEFAULT_IFS)),
+        Some(v) => match v.value.as_deref() {
+            Some(super::fields::DEFAULT_IFS) => Some(Cow::Borrowed(super::fields::DEFAULT_IFS)),
+            value => value.map(|t| Cow::Owned(t.to_string())),
+        },
     }
 }
 
@@ -1821,8 +1870,8 @@ fn echo_value(script: &Script, state: &State) -> Option<String> {
     if first.bare() == Some("pwd") && simple.redirects.is_empty() {
         // `$(pwd)`, `` `pwd` ``, `$(pwd -P)`: the working directory, when known.
         return match rest {
-            [] => state.cwd.clone(),
-            [flag] if matches!(flag.bare(), Some("-L" | "-P")) => state.cwd.clone(),
+            [] => state.cwd.as_deref().map(String::from),
+            [flag] if matches!(flag.bare(), Some("-L" | "-P")) => state.cwd.as_deref().map(String::from),
             _ => None,
         };
     }

@@ -61,7 +61,7 @@ fn value_of<'a>(argv: &'a [Arg], i: usize, option: &str) -> Option<(Option<&'a s
         }
         return None;
     }
-    after_eq(&a.prefix).map(|_| (None, false))
+    after_eq(a.prefix()).map(|_| (None, false))
 }
 
 /// Shell code carried by the words of `program`.
@@ -88,7 +88,7 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
                 };
                 if let Some(s) = setting {
                     let text = s.known().map(|t| t.strip_prefix("-c").unwrap_or(t));
-                    let prefix = s.prefix.strip_prefix("-c").unwrap_or(&s.prefix);
+                    let prefix = s.prefix().strip_prefix("-c").unwrap_or(s.prefix());
                     let (key, value) = match text {
                         Some(t) => t.split_once('=').map_or((t, None), |(k, v)| (k, Some(Some(v)))),
                         None => prefix.split_once('=').map_or((prefix, None), |(k, _)| (k, Some(None))),

@@ -75,14 +75,14 @@ pub fn split(text: &str, splittable: &[Range<usize>], ifs: &str) -> Vec<Field> {
 /// only known at run time; `literal` says whether the word has text that
 /// is not an expansion (so an empty result is still one empty argument).
 pub fn fields(arg: Arg, ifs: Option<&str>, literal: bool) -> Vec<Arg> {
-    let Some(text) = arg.text.clone() else { return vec![arg] };
-    if arg.split.iter().all(|r| r.is_empty()) {
+    if !splits(&arg) {
         return vec![arg];
     }
     let Some(ifs) = ifs else {
-        return vec![Arg { text: None, static_text: None, split: Vec::new(), ..arg }];
+        return vec![Arg { static_text: None, split: Vec::new(), ..arg.forget_text() }];
     };
-    let pieces = split(&text, &arg.split, ifs);
+    let text = arg.text.as_deref().unwrap_or_default();
+    let pieces = split(text, &arg.split, ifs);
     if pieces.is_empty() {
         return if literal { vec![Arg { split: Vec::new(), ..arg }] } else { Vec::new() };
     }
@@ -95,7 +95,6 @@ pub fn fields(arg: Arg, ifs: Option<&str>, literal: bool) -> Vec<Arg> {
         .into_iter()
         .map(|piece| Arg {
             text: Some(piece.text.clone()),
-            prefix: piece.text.clone(),
             static_text: Some(piece.text.clone()),
             split: Vec::new(),
             // A `~` written after the word's start is not expanded; one an
@@ -109,6 +108,13 @@ pub fn fields(arg: Arg, ifs: Option<&str>, literal: bool) -> Vec<Arg> {
             ..arg.clone()
         })
         .collect()
+}
+
+/// Whether word splitting can change `arg`: its value is known and an
+/// unquoted expansion produced part of it. When not, [`fields`] gives the
+/// word back as it is.
+pub fn splits(arg: &Arg) -> bool {
+    arg.text.is_some() && arg.split.iter().any(|r| !r.is_empty())
 }
 
 /// Most words one brace expansion may produce; past it the word is unknown.

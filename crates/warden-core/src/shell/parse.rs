@@ -90,6 +90,17 @@ fn push_lit(parts: &mut Vec<Part>, text: &str, quoted: bool) {
     parts.push(Part::Lit { text: text.to_string(), quoted });
 }
 
+/// Whether `c` is literal text in `mode`: read by no arm of
+/// [`Parser::parts`] but the last.
+fn plain(mode: Mode, c: char) -> bool {
+    match mode {
+        Mode::Bare => !is_meta(c) && !matches!(c, '\'' | '"' | '\\' | '$' | '`'),
+        Mode::Brace => !matches!(c, '}' | '{' | '\'' | '"' | '\\' | '$' | '`'),
+        Mode::Double => !matches!(c, '"' | '\\' | '$' | '`'),
+        Mode::HereBody => !matches!(c, '\\' | '$' | '`'),
+    }
+}
+
 fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
     let mut buf = [0u8; 4];
     push_lit(parts, c.encode_utf8(&mut buf), quoted);
@@ -615,10 +626,11 @@ impl Parser {
             self.pos += 1;
         }
         let fd = if self.pos > start {
-            let digits: String = self.chars.get(start..self.pos).unwrap_or(&[]).iter().collect();
-            match digits.parse::<u32>() {
-                Ok(n) => Some(n),
-                Err(_) => return self.error("file descriptor too large"),
+            let digits = self.chars.get(start..self.pos).unwrap_or(&[]);
+            let n = digits.iter().try_fold(0u32, |n, c| n.checked_mul(10)?.checked_add(c.to_digit(10)?));
+            match n {
+                Some(n) => Some(n),
+                None => return self.error("file descriptor too large"),
             }
         } else {
             None
@@ -834,9 +846,10 @@ impl Parser {
                 return self.error("expected `)` to end the process substitution");
             }
             parts.push(if out { Part::ProcOut(script) } else { Part::ProcIn(script) });
+            parts.extend(self.parts(Mode::Bare)?);
+            return Ok(Word(parts));
         }
-        parts.extend(self.parts(Mode::Bare)?);
-        Ok(Word(parts))
+        Ok(Word(self.parts(Mode::Bare)?))
     }
 
     /// Reads parts until the end of the word in `mode`. For `Double` the
@@ -919,9 +932,15 @@ impl Parser {
                     let script = self.backquoted()?;
                     parts.push(Part::Sub(script));
                 }
-                (_, c) => {
+                (_, _) => {
+                    // A run of characters no arm above reads specially, taken at once.
+                    let start = self.pos;
                     self.pos += 1;
-                    push_char(&mut parts, c, quoted_text);
+                    while self.peek().is_some_and(|c| plain(mode, c)) {
+                        self.pos += 1;
+                    }
+                    let text: String = self.chars.get(start..self.pos).unwrap_or(&[]).iter().collect();
+                    push_lit(&mut parts, &text, quoted_text);
                 }
             }
         }

@@ -128,7 +128,7 @@ pub fn check(analysis: &Analysis, inv: &Invocation, home: Option<&str>, out: &mu
         let device = ops.is_empty()
             || ops.iter().any(|a| match a.path() {
                 Some(t) => is_device(resolved(&links, &paths::normalize(&t, inv.cwd.as_deref(), home))),
-                None => may_be_device(&a.prefix),
+                None => may_be_device(a.prefix()),
             });
         let targets: Vec<String> =
             ops.iter().filter_map(|a| a.path()).map(|t| paths::normalize(&t, inv.cwd.as_deref(), home)).collect();
@@ -141,7 +141,7 @@ pub fn check(analysis: &Analysis, inv: &Invocation, home: Option<&str>, out: &mu
     if p == "dd" {
         // `dd of=$DEV`: a target only known at run time may be a disk.
         for a in inv.argv.iter().skip(1).filter(|a| a.known().is_none()) {
-            if let Some(prefix) = a.prefix.strip_prefix("of=")
+            if let Some(prefix) = a.prefix().strip_prefix("of=")
                 && may_be_device(prefix)
             {
                 out.push(finding(

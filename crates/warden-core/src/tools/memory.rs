@@ -68,13 +68,34 @@ enum Format {
 }
 
 /// What an instance learned once about the answers in storage: whether
-/// markers can be trusted.
+/// markers can be trusted; and the marker key last looked up, by policy
+/// version and tool, so a run of calls to one tool hashes its name once.
+pub struct Index(Cell<Format>, Cell<Option<LastMarker>>);
+
+/// A marker key and the policy version and tool it is for.
 #[derive(Debug, Clone)]
-pub struct Index(Cell<Format>);
+struct LastMarker {
+    version: String,
+    tool: String,
+    key: String,
+}
 
 impl Default for Index {
     fn default() -> Self {
-        Index(Cell::new(Format::Unknown))
+        Index(Cell::new(Format::Unknown), Cell::new(None))
+    }
+}
+
+impl core::fmt::Debug for Index {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("Index").field(&self.0.get()).finish()
+    }
+}
+
+impl Clone for Index {
+    /// What was learned about storage; the remembered marker key is looked up again.
+    fn clone(&self) -> Self {
+        Index(self.0.clone(), Cell::new(None))
     }
 }
 
@@ -105,7 +126,17 @@ impl Index {
         if self.0.get() != Format::Marked {
             return Ok(true);
         }
-        Ok(storage.get(NAMESPACE, &marker_key(version_tag(version), &tool_tag(tool)))?.is_some())
+        let last = match self.1.take() {
+            Some(m) if m.version == version && m.tool == tool => m,
+            _ => LastMarker {
+                version: version.to_string(),
+                tool: tool.to_string(),
+                key: marker_key(version_tag(version), &tool_tag(tool)),
+            },
+        };
+        let found = storage.get(NAMESPACE, &last.key);
+        self.1.set(Some(last));
+        Ok(found?.is_some())
     }
 
     fn marked(&self) -> bool {

@@ -84,12 +84,12 @@ pub fn file_finding(
 }
 
 fn texts(inv: &Invocation) -> impl Iterator<Item = &str> {
-    let args = inv.argv.iter().map(|a| a.known().unwrap_or(a.prefix.as_str()));
+    let args = inv.argv.iter().map(|a| a.prefix());
     let docs = inv
         .redirects
         .iter()
         .filter(|r| matches!(r.op, RedirectOp::HereDoc | RedirectOp::HereString))
-        .map(|r| r.target.known().unwrap_or(r.target.prefix.as_str()));
+        .map(|r| r.target.prefix());
     args.chain(docs)
 }
 
