@@ -230,11 +230,14 @@ class _Host:
             _, failure = self.storage.commit(batch)
             if failure is None:
                 return Ok(None)
+            # wasmtime-py writes batch-error untagged (its two cases hold different
+            # Python types): a bare int is `conflict(index)`, a storage-error
+            # Variant is `failed(...)`.
             if isinstance(failure, int):
-                return Err(Variant("conflict", failure))
-            return Err(Variant("failed", _storage_error(failure)))
+                return Err(failure)
+            return Err(_storage_error(failure))
         except Exception as e:
-            return Err(Variant("failed", Variant("other", f"host error: {e}")))
+            return Err(Variant("other", f"host error: {e}"))
 
     # http ----------------------------------------------------------------
     @staticmethod

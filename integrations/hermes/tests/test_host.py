@@ -176,6 +176,49 @@ def storage_failure_reaches_the_component_typed():
     check(v["rule"].startswith("pin."), f"the rule is a pin rule ({v['rule']})")
 
 
+def batch_conflicts_and_failures_reach_the_component_typed():
+    """`commit` answers `result<_, batch-error>`, which wasmtime-py writes
+    untagged: a conflict must reach the guest as `conflict(index)` (it then
+    re-reads and retries) and a storage failure as `failed(...)`, never the one
+    as the other."""
+    import logging
+
+    lines = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    handler = Keep()
+    logging.getLogger("warden.guest").addHandler(handler)
+    try:
+        s = db("batch-conflict.db")
+        first, second = guard({}, storage=s), guard({}, storage=s)
+        name = "tools.allow.tools.allow"
+        for g in (first, second, first, second):
+            g.check_tool_call(tool_call("exec", {"command": "ls"}))
+            g.diagnostics()  # writes this instance's pending count
+        found, _ = s.get("counters", name)
+        check(found is not None and int(found[0]) == 4,
+              f"both hosts' counts are in storage: each lost race was read again and retried ({found})")
+        check(not any("counters not written" in l for l in lines), f"no count was left unwritten ({lines})")
+
+        class Down(imports_storage.SqliteStorage):
+            def commit(self, writes):
+                return None, imports_storage.Unavailable("disk gone")
+
+        d = Down(os.path.join(TMP, "batch-down.db"))
+        d.open()
+        g = guard({}, storage=d)
+        g.check_tool_call(tool_call("exec", {"command": "ls"}))
+        counts = {c["name"]: c["value"] for c in g.diagnostics()["counters"]}
+        check(any("counters not written" in l and "disk gone" in l for l in lines),
+              f"a failed batch reaches the guest as the storage's own error ({lines[-1:]})")
+        check(counts.get(name) == 1, f"diagnostics still count what could not be written ({counts})")
+    finally:
+        logging.getLogger("warden.guest").removeHandler(handler)
+
+
 def far_request_times_are_refused_before_the_component_and_a_replaying_guard_accepts_them():
     from warden_plugin import clock
 
@@ -434,6 +477,7 @@ if __name__ == "__main__":
     c.run("storage: batches commit whole or not at all", storage_batches_commit_whole_or_not_at_all)
     c.run("storage: empty, foreign and newer databases are refused", refused_databases_name_the_file_and_what_to_do)
     c.run("storage: a failing get reaches the component as a typed error", storage_failure_reaches_the_component_typed)
+    c.run("storage: a batch conflict and a batch failure reach the component typed", batch_conflicts_and_failures_reach_the_component_typed)
     c.run("component: reply pinning through SQLite, shared by two hosts", pinning_through_the_component_and_sqlite)
     c.run("clock: far request times are refused before the component; replay accepts them", far_request_times_are_refused_before_the_component_and_a_replaying_guard_accepts_them)
     c.run("component: configure reports every error with its path", configure_reports_every_error)
