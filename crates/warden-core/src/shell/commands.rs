@@ -1369,6 +1369,18 @@ impl<'c, 'a> Walker<'c, 'a> {
                 self.code_string(&Arg::fixed(text), &[], &via, state, &f, segment)
             }
             Input::File(path) => {
+                // A script this command wrote, fed to the shell's input: judged by what it holds.
+                if let Some(text) = written_text(&self.files, path) {
+                    let mut f = frame.clone();
+                    f.stdin = Input::Unknown;
+                    let via = format!("{program} reading {path}, written above");
+                    if let Some(printed) = self.code_string(&Arg::fixed(&text), &[], &via, state, &f, segment) {
+                        return Some(printed);
+                    }
+                }
+                if self.files_full && !self.files.contains_key(path) {
+                    inv.code_unknown = true;
+                }
                 inv.runs_files.push(path.clone());
                 None
             }
