@@ -17,7 +17,7 @@ use warden_host::bindings::warden::guard::types::Identity;
 use warden_host::storage::{BatchError, Condition, Record, SqliteStorage, Storage, StorageError, Write};
 use warden_host::{ComponentSource, Limits, Runtime, RuntimeOptions};
 use warden_tests::mock_http::{MockServer, Reply};
-use warden_tests::{CapturedLog, T0, TempDb, decided, hostile_component, runtime, tool_call};
+use warden_tests::{CapturedLog, T0, TempDb, decided, hostile_component, nobody, runtime, tool_call};
 
 const ALICE: &str = "+15550100";
 const BODY: &str = "Your order has shipped.";
@@ -98,10 +98,6 @@ impl Storage for Faulty {
             _ => self.inner.commit(writes),
         }
     }
-}
-
-fn nobody() -> Identity {
-    Identity { provider: None, account_id: None, sender_id: None, channel_id: None, thread_id: None, agent_id: None }
 }
 
 fn sms(now_ms: u64) -> OutboundMessage {

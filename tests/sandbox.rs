@@ -5,9 +5,9 @@
 use serde_json::json;
 use std::time::{Duration, Instant};
 use warden_host::bindings::exports::warden::guard::policy::{Direction, OutboundMessage, SafetyOutcome, Trigger, Turn};
-use warden_host::bindings::warden::guard::types::{ChannelContext, Identity};
+use warden_host::bindings::warden::guard::types::ChannelContext;
 use warden_host::{ComponentSource, Limits, Runtime, RuntimeOptions};
-use warden_tests::{CapturedLog, T0, TempDb, decided, hostile_component, tool_call};
+use warden_tests::{CapturedLog, T0, TempDb, decided, hostile_component, nobody, tool_call};
 
 fn hostile(limits: Limits) -> (Runtime, CapturedLog, TempDb) {
     let db = TempDb::new();
@@ -29,10 +29,6 @@ fn hostile(limits: Limits) -> (Runtime, CapturedLog, TempDb) {
 
 fn limits(cpu_ms: u64, memory_mib: usize) -> Limits {
     Limits { memory_bytes: memory_mib * 1024 * 1024, cpu: Duration::from_millis(cpu_ms), pool: 4 }
-}
-
-fn nobody() -> Identity {
-    Identity { provider: None, account_id: None, sender_id: None, channel_id: None, thread_id: None, agent_id: None }
 }
 
 #[test]

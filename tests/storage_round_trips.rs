@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use warden_core::counters::FLUSH_CALLS;
 use warden_host::bindings::exports::warden::guard::policy::{Approval, Direction, OutboundMessage, ToolCall};
-use warden_host::bindings::warden::guard::types::{ApprovalScope, Identity, Verdict};
+use warden_host::bindings::warden::guard::types::{ApprovalScope, Verdict};
 use warden_host::memory_storage::MemoryStorage;
 use warden_host::storage::{BatchError, Condition, Record, Storage, StorageError, Write};
 use warden_host::{Limits, Runtime};
-use warden_tests::{CapturedLog, T0, TempDb, decided, options, tool_call, warden_process};
+use warden_tests::{CapturedLog, T0, TempDb, decided, nobody, options, tool_call, warden_process};
 
 /// Storage that counts every call made to it.
 #[derive(Default)]
@@ -84,14 +84,7 @@ fn message() -> OutboundMessage {
         message_id: None,
         session_id: Some("s1".into()),
         now_ms: T0,
-        identity: Identity {
-            provider: None,
-            account_id: None,
-            sender_id: None,
-            channel_id: None,
-            thread_id: None,
-            agent_id: None,
-        },
+        identity: nobody(),
     }
 }
 

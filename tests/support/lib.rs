@@ -157,6 +157,11 @@ pub fn runtime(config: &str, storage: Arc<dyn Storage>) -> Runtime {
     Runtime::new(options(storage, &log), config).unwrap_or_else(|e| panic!("runtime did not start: {e}"))
 }
 
+/// An identity that names nobody.
+pub fn nobody() -> Identity {
+    Identity { provider: None, account_id: None, sender_id: None, channel_id: None, thread_id: None, agent_id: None }
+}
+
 /// A tool call in session `session` at `now_ms`.
 pub fn tool_call(tool: &str, args: serde_json::Value, session: &str, now_ms: u64) -> ToolCall {
     ToolCall {
@@ -166,14 +171,7 @@ pub fn tool_call(tool: &str, args: serde_json::Value, session: &str, now_ms: u64
         run_id: None,
         session_id: Some(session.into()),
         now_ms,
-        identity: Identity {
-            provider: None,
-            account_id: None,
-            sender_id: None,
-            channel_id: None,
-            thread_id: None,
-            agent_id: None,
-        },
+        identity: nobody(),
         cwd: None,
         derived_paths: Vec::new(),
     }
