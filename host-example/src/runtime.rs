@@ -8,8 +8,8 @@
 //! calls and outbound messages fail closed, inbound turns fail open.
 
 use crate::bindings::exports::warden::guard::policy::{
-    Approval, ConfigReport, DiagnosticsReport, HostContext, OutboundMessage, OutcomeReport, PinState, ToolCall, Turn,
-    TurnEnd, TurnOutcome, TurnStart, Usage,
+    Approval, ConfigReport, DiagnosticsReport, HostContext, Observation, OutboundMessage, OutcomeReport, PinState,
+    ToolCall, ToolResult, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
 use crate::bindings::warden::guard::types::{Decision, PolicyError, Risk, Verdict};
 use crate::bindings::{Guard, GuardPre, warden};
@@ -497,6 +497,12 @@ impl Runtime {
     /// Records a person's answer to an `ask`.
     pub fn record_approval(&self, approval: &Approval) -> Result<(), CallError> {
         self.admin(|g, s| g.warden_guard_policy().call_record_approval(s, approval))
+    }
+
+    /// Reports what a tool returned, so the destinations in it are known to
+    /// come from content the agent read.
+    pub fn observe_tool_result(&self, result: &ToolResult) -> Result<Observation, CallError> {
+        self.admin(|g, s| g.warden_guard_policy().call_observe_tool_result(s, result))
     }
 
     /// Records model usage.

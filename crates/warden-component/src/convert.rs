@@ -165,6 +165,23 @@ pub fn tool_call(c: wit::ToolCall) -> core::ToolCall {
     }
 }
 
+pub fn tool_result(r: wit::ToolResult) -> core::ToolResult {
+    core::ToolResult {
+        tool_name: r.tool_name,
+        call_id: r.call_id,
+        run_id: r.run_id,
+        session_id: r.session_id,
+        now_ms: r.now_ms,
+        identity: identity(r.identity),
+        content: r.content,
+        is_error: r.is_error,
+    }
+}
+
+pub fn observation(o: core::Observation) -> wit::Observation {
+    wit::Observation { found: o.found, recorded: o.recorded, dropped: o.dropped, signals: signals(o.signals) }
+}
+
 pub fn outbound_message(m: wit::OutboundMessage) -> core::OutboundMessage {
     core::OutboundMessage {
         direction: match m.direction {

@@ -20,8 +20,8 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
 use exports::warden::guard::policy::{
-    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, OutboundMessage,
-    OutcomeReport, PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
+    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, Observation,
+    OutboundMessage, OutcomeReport, PinState, ToolCall, ToolResult, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
 use warden::guard::types::{PolicyError, Verdict};
 use warden_core::Warden;
@@ -114,6 +114,11 @@ impl PolicyGuest for Component {
             None => warden_core::unconfigured::tool_call(),
         });
         convert::verdict(verdict)
+    }
+
+    fn observe_tool_result(report: ToolResult) -> Result<Observation, PolicyError> {
+        let result = convert::tool_result(report);
+        configured(|w| w.observe_tool_result(&ports::host(), &result)).map(convert::observation)
     }
 
     fn check_outbound(message: OutboundMessage) -> Verdict {

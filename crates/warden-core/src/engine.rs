@@ -4,9 +4,9 @@ use crate::config::Config;
 use crate::config::reader::ConfigError;
 use crate::counters;
 use crate::model::{
-    Approval, CheckStatus, ConfigReport, Decision, Diagnostics, GateStatus, LedgerEntry, OutboundMessage,
-    OutcomeReport, PinState, PolicyError, Risk, SafetyOutcome, Signal, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart,
-    Usage, Verdict,
+    Approval, CheckStatus, ConfigReport, Decision, Diagnostics, GateStatus, LedgerEntry, Observation, OutboundMessage,
+    OutcomeReport, PinState, PolicyError, Risk, SafetyOutcome, Signal, ToolCall, ToolResult, Turn, TurnEnd,
+    TurnOutcome, TurnStart, Usage, Verdict,
 };
 use crate::ports::{Level, Ports};
 use crate::prelude::*;
@@ -167,6 +167,12 @@ impl Warden {
     /// Checks an inbound turn. Fails open.
     pub fn check_turn(&self, ports: &Ports<'_>, turn: &Turn) -> TurnOutcome {
         safety::check(&self.config.safety, ports, turn, self.config.debug)
+    }
+
+    /// Records what a tool returned, so that the destinations in it are known
+    /// to come from content the agent read.
+    pub fn observe_tool_result(&self, ports: &Ports<'_>, result: &ToolResult) -> Result<Observation, PolicyError> {
+        crate::flow::observe(ports, result)
     }
 
     /// Checks a message before it is sent or read. Fails closed.

@@ -23,6 +23,7 @@ pub mod dlp;
 mod engine;
 #[cfg(any(test, feature = "fakes"))]
 pub mod fakes;
+pub mod flow;
 #[cfg(test)]
 mod fuzz;
 pub mod gate;

@@ -264,6 +264,39 @@ pub struct ToolCall {
     pub derived_paths: Vec<String>,
 }
 
+/// A tool's result the host saw, reported so that the destinations in it are
+/// known to come from content the agent read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    /// The host's tool name.
+    pub tool_name: String,
+    /// The host's ID of the call this result answers.
+    pub call_id: Option<String>,
+    pub run_id: Option<String>,
+    /// The session whose later calls the result's destinations are known to.
+    pub session_id: Option<String>,
+    pub now_ms: u64,
+    /// Who asked for the turn that made the call.
+    pub identity: Identity,
+    /// The result as text: JSON or plain text, as the tool gave it.
+    pub content: String,
+    /// Whether the tool reported a failure.
+    pub is_error: bool,
+}
+
+/// What a reported tool result left known.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observation {
+    /// Destination-like values found in the content.
+    pub found: u32,
+    /// Values recorded as seen in untrusted content of the session (new or refreshed).
+    pub recorded: u32,
+    /// Values not recorded because a bound was reached.
+    pub dropped: u32,
+    /// Contributions and warnings.
+    pub signals: Vec<Signal>,
+}
+
 /// Which way a message travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

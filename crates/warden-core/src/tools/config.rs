@@ -247,6 +247,14 @@ impl Default for ToolsConfig {
 
 const NAME: Text = Text::non_blank(MAX_NAME_CHARS).matching(is_tool_name, "must be a name without spaces");
 
+/// A consent-gate channel, as the gate accepts it.
+const CHANNEL: Text = Text::non_blank(crate::gate::MAX_CHANNEL_CHARS)
+    .matching(is_channel, "must be visible ASCII characters without `/`, like `email`");
+
+fn is_channel(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_graphic() && b != b'/')
+}
+
 fn is_tool_name(s: &str) -> bool {
     !s.is_empty() && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
@@ -402,8 +410,22 @@ fn read_names(r: &mut Reader, obj: &Obj<'_>, key: &str) -> Option<Vec<String>> {
 }
 
 fn read_entry(r: &mut Reader, node: Node<'_>) -> Option<ToolEntry> {
-    let obj =
-        r.object(&node, &["tool", "kind", "commandFields", "pathFields", "patchFields", "urlFields", "cwdFields"])?;
+    let obj = r.object(
+        &node,
+        &[
+            "tool",
+            "kind",
+            "commandFields",
+            "pathFields",
+            "patchFields",
+            "urlFields",
+            "cwdFields",
+            "recipientFields",
+            "bodyFields",
+            "amountFields",
+            "channel",
+        ],
+    )?;
     let tool = r.required_string(&obj, "tool", NAME);
     let kind = match obj.get("kind") {
         Some(n) => read_kind(r, n),
@@ -417,6 +439,10 @@ fn read_entry(r: &mut Reader, node: Node<'_>) -> Option<ToolEntry> {
     let patches = read_names(r, &obj, "patchFields");
     let urls = read_names(r, &obj, "urlFields");
     let cwds = read_names(r, &obj, "cwdFields");
+    let recipients = read_names(r, &obj, "recipientFields");
+    let bodies = read_names(r, &obj, "bodyFields");
+    let amounts = read_names(r, &obj, "amountFields");
+    let channel = r.optional_string(&obj, "channel", CHANNEL);
     let mut entry = taxonomy::entry(&tool?, kind?);
     if let Some(v) = commands {
         entry.command_fields = v;
@@ -433,6 +459,16 @@ fn read_entry(r: &mut Reader, node: Node<'_>) -> Option<ToolEntry> {
     if let Some(v) = cwds {
         entry.cwd_fields = v;
     }
+    if let Some(v) = recipients {
+        entry.recipient_fields = v;
+    }
+    if let Some(v) = bodies {
+        entry.body_fields = v;
+    }
+    if let Some(v) = amounts {
+        entry.amount_fields = v;
+    }
+    entry.channel = channel;
     Some(entry)
 }
 

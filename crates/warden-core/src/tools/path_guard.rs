@@ -110,7 +110,10 @@ pub fn check(
     let verb = if kind.writes() { "write" } else { "read" };
     // Edits show what they change; a tool of unknown kind may do either.
     let accesses: &[(Access, &str)] = match kind {
-        Kind::Read | Kind::Fetch | Kind::Message => &[(Access::Read, "read")],
+        // A shared or attached file is read and sent.
+        Kind::Read | Kind::Fetch | Kind::Message | Kind::Share | Kind::Invite | Kind::Payment => {
+            &[(Access::Read, "read")]
+        }
         Kind::Write => &[(Access::Write, "write")],
         Kind::Edit => &[(Access::Write, "write"), (Access::Read, "read")],
         Kind::Shell | Kind::Other => &[(Access::Read, "read"), (Access::Write, "write")],

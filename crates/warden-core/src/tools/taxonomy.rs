@@ -29,6 +29,12 @@ pub enum Kind {
     Fetch,
     /// Speaks to people.
     Message,
+    /// Shares a file, folder or document with someone.
+    Share,
+    /// Invites someone to an event, a chat, a workspace or an account.
+    Invite,
+    /// Moves money to a recipient.
+    Payment,
     /// Anything else.
     Other,
 }
@@ -41,6 +47,9 @@ impl Kind {
         ("edit", Kind::Edit),
         ("fetch", Kind::Fetch),
         ("message", Kind::Message),
+        ("share", Kind::Share),
+        ("invite", Kind::Invite),
+        ("payment", Kind::Payment),
         ("other", Kind::Other),
     ];
 
@@ -50,6 +59,13 @@ impl Kind {
 
     pub fn parse(text: &str) -> Option<Kind> {
         Kind::ALL.iter().find(|(n, _)| *n == text).map(|(_, k)| *k)
+    }
+
+    /// Whether the tool sends something to a destination a call names
+    /// (a person, an address, an account): the kinds whose destinations are
+    /// classed by where they came from.
+    pub fn has_recipients(self) -> bool {
+        matches!(self, Kind::Message | Kind::Share | Kind::Invite | Kind::Payment)
     }
 
     /// Whether the tool changes files.
@@ -83,6 +99,22 @@ pub struct ToolEntry {
     /// Arguments holding the working directory of a command. Defaults: `workdir`, `cwd`.
     #[serde(default)]
     pub cwd_fields: Vec<String>,
+    /// Arguments holding a destination or a list of them: recipients of a
+    /// message, people a file is shared with or invited, the payee of a
+    /// payment (kinds `message`, `share`, `invite`, `payment`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recipient_fields: Vec<String>,
+    /// Arguments holding text sent along (a message body, a subject, a
+    /// payment reference), whose links are checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub body_fields: Vec<String>,
+    /// Arguments holding an amount of money (kind `payment`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amount_fields: Vec<String>,
+    /// The consent gate's channel of this tool's recipients (such as `email`),
+    /// so a recipient with consent on it is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
 }
 
 fn strings(list: &[&str]) -> Vec<String> {
@@ -97,13 +129,43 @@ pub fn default_fields(kind: Kind) -> (Vec<String>, Vec<String>, Vec<String>, Vec
             (Vec::new(), strings(&["file_path", "path", "paths", "filePath", "notebook_path"]), Vec::new(), Vec::new())
         }
         Kind::Fetch => (Vec::new(), Vec::new(), strings(&["url", "urls"]), Vec::new()),
-        Kind::Message | Kind::Other => (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+        Kind::Message | Kind::Share | Kind::Invite | Kind::Payment | Kind::Other => {
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new())
+        }
+    }
+}
+
+/// The default destination fields of a kind: recipients, bodies, amounts.
+pub fn default_destination_fields(kind: Kind) -> (Vec<String>, Vec<String>, Vec<String>) {
+    match kind {
+        Kind::Message => (
+            strings(&["to", "recipient", "recipients", "cc", "bcc", "target"]),
+            strings(&["message", "text", "body", "content", "subject"]),
+            Vec::new(),
+        ),
+        Kind::Share => (
+            strings(&["to", "recipient", "recipients", "email", "emails", "user", "users", "share_with"]),
+            strings(&["message", "note"]),
+            Vec::new(),
+        ),
+        Kind::Invite => (
+            strings(&["to", "email", "emails", "user", "users", "invitee", "invitees", "participants", "attendees"]),
+            strings(&["message", "description"]),
+            Vec::new(),
+        ),
+        Kind::Payment => (
+            strings(&["recipient", "to", "iban", "account", "payee", "beneficiary"]),
+            strings(&["subject", "memo", "note", "reference", "description"]),
+            strings(&["amount"]),
+        ),
+        _ => (Vec::new(), Vec::new(), Vec::new()),
     }
 }
 
 /// An entry with the default fields of its kind.
 pub fn entry(tool: &str, kind: Kind) -> ToolEntry {
     let (command_fields, path_fields, url_fields, cwd_fields) = default_fields(kind);
+    let (recipient_fields, body_fields, amount_fields) = default_destination_fields(kind);
     ToolEntry {
         tool: tool.to_string(),
         kind,
@@ -112,6 +174,10 @@ pub fn entry(tool: &str, kind: Kind) -> ToolEntry {
         patch_fields: Vec::new(),
         url_fields,
         cwd_fields,
+        recipient_fields,
+        body_fields,
+        amount_fields,
+        channel: None,
     }
 }
 

@@ -16,8 +16,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
 use exports::warden::guard::policy::{
-    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, OutboundMessage,
-    OutcomeReport, PinState, ToolCall, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
+    Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, Observation,
+    OutboundMessage, OutcomeReport, PinState, ToolCall, ToolResult, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
 use warden::guard::storage;
 use warden::guard::types::{Decision, PolicyError, Risk, Verdict};
@@ -95,6 +95,9 @@ impl PolicyGuest for Hostile {
     }
     fn check_outbound(_: OutboundMessage) -> Verdict {
         crash()
+    }
+    fn observe_tool_result(_: ToolResult) -> Result<Observation, PolicyError> {
+        Err(hostile())
     }
     fn start_turn(_: TurnStart) -> Result<Option<PinState>, PolicyError> {
         Err(hostile())
