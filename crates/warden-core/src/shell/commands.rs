@@ -333,7 +333,7 @@ struct Walker<'c, 'a> {
     /// when that is known (`printf 'rm -rf /' > x.sh`), so a shell that
     /// later runs one is judged by that text. Files outlive subshells and
     /// pipeline stages, so they are kept here rather than in [`State`].
-    files: BTreeMap<String, Option<String>>,
+    files: BTreeMap<String, Held>,
     /// A file was written past [`MAX_WRITTEN_FILES`]: a script run from a
     /// file not remembered may be one of them, so its code is unknown.
     files_full: bool,
@@ -1145,6 +1145,13 @@ impl<'c, 'a> Walker<'c, 'a> {
                     return printed;
                 }
             }
+            // Text appended to a script of unknown content runs with it.
+            if let Some(known) = appended_text(&self.files, &path) {
+                let via = format!("{t}, appended to above");
+                let mut sub = state_for.clone();
+                let positional = argv.get(..).unwrap_or(&[]);
+                let _ = self.code_string(&Arg::fixed(&known), positional, &via, &mut sub, code_frame(), segment);
+            }
             if self.files_full && !self.files.contains_key(&path) {
                 inv.code_unknown = true;
             }
@@ -1378,6 +1385,12 @@ impl<'c, 'a> Walker<'c, 'a> {
                         return Some(printed);
                     }
                 }
+                if let Some(known) = appended_text(&self.files, path) {
+                    let mut f = frame.clone();
+                    f.stdin = Input::Unknown;
+                    let via = format!("{program} reading {path}, appended to above");
+                    let _ = self.code_string(&Arg::fixed(&known), &[], &via, state, &f, segment);
+                }
                 if self.files_full && !self.files.contains_key(path) {
                     inv.code_unknown = true;
                 }
@@ -1437,6 +1450,13 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let mut f = frame.clone();
                     f.stdin = input.clone();
                     return self.code_string(&Arg::fixed(&text), &[], &via, &mut sub, &f, segment);
+                }
+                if let Some(known) = a.known().and_then(|t| appended_text(&self.files, &self.normalize(t, state))) {
+                    let via = format!("{program} running a file appended to above");
+                    let mut sub = state.clone();
+                    let mut f = frame.clone();
+                    f.stdin = input.clone();
+                    let _ = self.code_string(&Arg::fixed(&known), &[], &via, &mut sub, &f, segment);
                 }
                 if self.files_full && a.known().is_some_and(|t| !self.files.contains_key(&self.normalize(t, state))) {
                     inv.code_unknown = true;
@@ -1749,11 +1769,24 @@ pub const MAX_ALIASES: usize = 64;
 /// Most files whose content one script's analysis remembers.
 pub const MAX_WRITTEN_FILES: usize = 64;
 
+/// What a file this script wrote holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Held {
+    /// Exactly this text (`printf 'rm -rf /' > x.sh`).
+    All(String),
+    /// Text only known at run time, with the known text appended to it
+    /// after, if any (`echo 'rm -rf /' >> x.sh` of a file that existed
+    /// before the command): the appended text runs when the file does, so it
+    /// is judged, and the rest is a script like any other.
+    Partly(Option<String>),
+}
+
 /// Records what `inv` writes to files through its standard output: the text
 /// when it is known, else that the file's content is unknown. Files it writes
-/// any other way (`cp`, `tee`, `dd of=`) are unknown from then on.
+/// any other way (`cp`, `tee`, `dd of=`) are unknown from then on, and text
+/// appended to a file of unknown content is remembered as its known part.
 /// Returns `false` when a file could not be remembered for the bound.
-fn remember_written(files: &mut BTreeMap<String, Option<String>>, inv: &Invocation, produced: Option<&str>) -> bool {
+fn remember_written(files: &mut BTreeMap<String, Held>, inv: &Invocation, produced: Option<&str>) -> bool {
     let mut kept = true;
     for r in &inv.redirects {
         let Some(path) = &r.path else { continue };
@@ -1762,11 +1795,26 @@ fn remember_written(files: &mut BTreeMap<String, Option<String>>, inv: &Invocati
         }
         let stdout = r.fd.is_none_or(|fd| fd == 1) || matches!(r.op, RedirectOp::OutErr | RedirectOp::AppendOutErr);
         let text = match (stdout, r.op) {
-            (false, _) => None,
-            (true, RedirectOp::Append | RedirectOp::AppendOutErr) => {
-                concat(files.get(path).cloned().flatten(), produced.map(str::to_string))
-            }
-            (true, _) => produced.map(str::to_string),
+            (false, RedirectOp::Append | RedirectOp::AppendOutErr) => match files.get(path) {
+                // Unknown text after what is known: the known part still runs.
+                Some(Held::All(t)) => Held::Partly(Some(t.clone())),
+                Some(held) => held.clone(),
+                None => Held::Partly(None),
+            },
+            (false, _) => Held::Partly(None),
+            (true, RedirectOp::Append | RedirectOp::AppendOutErr) => match (files.get(path), produced) {
+                (Some(Held::All(t)), Some(p)) => {
+                    concat(Some(t.clone()), Some(p.to_string())).map_or(Held::Partly(None), Held::All)
+                }
+                (Some(Held::All(t)), None) => Held::Partly(Some(t.clone())),
+                (Some(Held::Partly(known)), Some(p)) => Held::Partly(match known {
+                    Some(k) => concat(Some(k.clone()), Some(format!("\n{p}"))),
+                    None => Some(p.to_string()),
+                }),
+                (Some(Held::Partly(known)), None) => Held::Partly(known.clone()),
+                (None, p) => Held::Partly(p.map(str::to_string)),
+            },
+            (true, _) => produced.map_or(Held::Partly(None), |p| Held::All(p.to_string())),
         };
         if files.len() < MAX_WRITTEN_FILES || files.contains_key(path) {
             files.insert(path.clone(), text);
@@ -1780,15 +1828,26 @@ fn remember_written(files: &mut BTreeMap<String, Option<String>>, inv: &Invocati
     }
     for path in &inv.writes {
         if inv.redirects.iter().all(|r| r.path.as_deref() != Some(path.as_str())) && files.contains_key(path) {
-            files.insert(path.clone(), None);
+            files.insert(path.clone(), Held::Partly(None));
         }
     }
     kept
 }
 
 /// What a file this script wrote holds, when that is known.
-fn written_text(files: &BTreeMap<String, Option<String>>, path: &str) -> Option<String> {
-    files.get(path).cloned().flatten()
+fn written_text(files: &BTreeMap<String, Held>, path: &str) -> Option<String> {
+    match files.get(path) {
+        Some(Held::All(text)) => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// The known text appended to a file of otherwise unknown content.
+fn appended_text(files: &BTreeMap<String, Held>, path: &str) -> Option<String> {
+    match files.get(path) {
+        Some(Held::Partly(known)) => known.clone(),
+        _ => None,
+    }
 }
 
 /// Whether the command's standard output goes somewhere else than the pipe.

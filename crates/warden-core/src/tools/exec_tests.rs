@@ -747,6 +747,60 @@ const WRITTEN_SCRIPTS: &[Row] = &[
         Decision::Allow,
         "tools.allow",
     ),
+    (
+        "text appended to a script that existed before runs when the script is run",
+        "echo 'rm -rf /' >> x.sh; bash x.sh",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "text appended to an existing script runs when it is sourced",
+        "printf 'rm -rf ~' >> ~/bin/setup.sh; source ~/bin/setup.sh",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "text appended to an existing script runs when a shell reads it from its input",
+        "echo 'rm -rf /' >> run.sh; sh < run.sh",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "text appended to an existing script runs when it is run by its path",
+        "echo 'rm -rf /' >> ./run.sh; ./run.sh",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "appended text still runs after a later append of unknown output",
+        "echo 'rm -rf /' >> x.sh; date >> x.sh; sh x.sh",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "known text after unknown output written by the same command still runs",
+        "cp /srv/base.sh x.sh; echo 'rm -rf /' >> x.sh; sh x.sh",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "a script rewritten after an append holds only the new text",
+        "echo 'rm -rf /' >> x.sh; echo 'ls' > x.sh; sh x.sh",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    (
+        "harmless text appended to an existing script is allowed",
+        "echo 'echo done' >> x.sh; bash x.sh",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    (
+        "text appended to a file that is only read is data",
+        "echo 'rm -rf /' >> notes.txt; cat notes.txt",
+        Decision::Allow,
+        "tools.allow",
+    ),
 ];
 
 #[test]
