@@ -138,6 +138,7 @@ pub fn check_parsed(places: &Places<'_>, parsed: &Result<Script, ParseError>, cw
         fork_bomb(inv, &mut out);
         shutdown(inv, &mut out);
         firewall(inv, &mut out);
+        super::infrastructure::check(inv, &mut out);
         super::permissions::check(places, inv, &mut out);
         exfiltration(places, &analysis, inv, &mut out);
         effects(inv, &mut out);

@@ -49,6 +49,9 @@ pub mod exec;
 mod exec_interpreter_tests;
 #[cfg(test)]
 mod exec_tests;
+pub mod infrastructure;
+#[cfg(test)]
+mod infrastructure_tests;
 #[cfg(test)]
 mod lazy_analysis_tests;
 pub mod memory;

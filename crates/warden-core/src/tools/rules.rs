@@ -18,6 +18,14 @@ pub const EXEC_DOWNLOAD_EXECUTE: &str = "exec.download-execute";
 pub const EXEC_FORK_BOMB: &str = "exec.fork-bomb";
 /// Shutting down, rebooting or halting the machine.
 pub const EXEC_SHUTDOWN: &str = "exec.shutdown";
+/// A container given the host: privileged, host system paths or the engine's socket mounted, host namespaces.
+pub const EXEC_CONTAINER_ESCAPE: &str = "exec.container-escape";
+/// Tearing down infrastructure: `terraform destroy`, `kubectl delete`, cloud deletes, dropped databases.
+pub const EXEC_INFRASTRUCTURE_DESTROY: &str = "exec.infrastructure-destroy";
+/// Erasing shell history or system logs.
+pub const EXEC_ERASE_TRACES: &str = "exec.erase-traces";
+/// Installing code to run later: cron tables, enabled services, launch agents, logon keys, immutable files.
+pub const EXEC_PERSISTENCE: &str = "exec.persistence";
 /// Flushing or turning off the firewall.
 pub const EXEC_FIREWALL_FLUSH: &str = "exec.firewall-flush";
 /// World-writable or setuid modes, or new owners, on system paths.
@@ -105,6 +113,10 @@ pub const RULES: &[RuleInfo] = &[
     rule(EXEC_FORK_BOMB, D::Deny, R::Critical, S::Once),
     rule(EXEC_SHUTDOWN, D::Deny, R::High, S::Once),
     rule(EXEC_FIREWALL_FLUSH, D::Deny, R::High, S::Once),
+    rule(EXEC_CONTAINER_ESCAPE, D::Deny, R::Critical, S::Once),
+    rule(EXEC_INFRASTRUCTURE_DESTROY, D::Ask, R::High, S::Once),
+    rule(EXEC_ERASE_TRACES, D::Ask, R::High, S::Once),
+    rule(EXEC_PERSISTENCE, D::Ask, R::High, S::Once),
     rule(EXEC_SYSTEM_PERMISSIONS, D::Deny, R::High, S::Once),
     rule(EXEC_CREDENTIAL_EXFILTRATION, D::Deny, R::Critical, S::Once),
     rule(EXEC_DYNAMIC_PROGRAM, D::Ask, R::Medium, S::Once),

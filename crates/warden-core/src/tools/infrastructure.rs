@@ -1,0 +1,252 @@
+//! Commands whose harm is outside the files the path guard sees: containers
+//! given the host, infrastructure torn down, traces erased, and code made to
+//! run again later.
+//!
+//! Each family is a table of programs and the argument shapes that make them
+//! harmful; the rest of the program's uses pass (`kubectl get`, `terraform
+//! plan`, `docker run -v "$PWD":/app`, `crontab -l`, `git push`).
+
+use super::Finding;
+use super::exec::Quoted;
+use super::rules;
+use crate::prelude::*;
+use crate::shell::commands::{Arg, Invocation};
+
+/// Container engines whose `run` and `create` can hand a container the host.
+const CONTAINER_ENGINES: &[&str] = &["docker", "podman", "nerdctl"];
+
+/// Host paths that give a container the host when mounted into it.
+const HOST_MOUNTS: &[&str] = &[
+    "/",
+    "/etc",
+    "/root",
+    "/home",
+    "/var",
+    "/usr",
+    "/boot",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+];
+
+/// Capabilities that give a container the host.
+const HOST_CAPABILITIES: &[&str] = &["ALL", "SYS_ADMIN", "CAP_SYS_ADMIN", "SYS_MODULE", "CAP_SYS_MODULE", "SYS_PTRACE"];
+
+/// Judges one invocation for every family of this module.
+pub fn check(inv: &Invocation, out: &mut Vec<Finding>) {
+    let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
+    let program = inv.program.as_str();
+    if let Some(why) = container_escape(program, &args) {
+        out.push(Finding {
+            rule: rules::EXEC_CONTAINER_ESCAPE,
+            reason: format!("{} {why}, which gives the container the host.", Quoted(inv)),
+        });
+    }
+    if let Some(what) = teardown(program, &args) {
+        out.push(Finding {
+            rule: rules::EXEC_INFRASTRUCTURE_DESTROY,
+            reason: format!("{} {what}, which cannot be undone from here.", Quoted(inv)),
+        });
+    }
+    if let Some(what) = erases_traces(inv, program, &args) {
+        out.push(Finding {
+            rule: rules::EXEC_ERASE_TRACES,
+            reason: format!("{} {what}, which hides what was done.", Quoted(inv)),
+        });
+    }
+    if let Some(what) = persistence(program, &args) {
+        out.push(Finding {
+            rule: rules::EXEC_PERSISTENCE,
+            reason: format!("{} {what}, so code runs again later without being asked.", Quoted(inv)),
+        });
+    }
+}
+
+/// The source of a `-v`/`--volume` value (`/:/host:ro` is `/`).
+fn volume_source(value: &str) -> &str {
+    value.split(':').next().unwrap_or(value)
+}
+
+/// The `source=`/`src=` of a `--mount` value.
+fn mount_source(value: &str) -> Option<&str> {
+    value.split(',').find_map(|part| part.strip_prefix("source=").or_else(|| part.strip_prefix("src=")))
+}
+
+fn is_host_mount(source: &str) -> bool {
+    let trimmed = if source.len() > 1 { source.trim_end_matches('/') } else { source };
+    HOST_MOUNTS.contains(&trimmed)
+}
+
+/// Whether a `run`/`create` gives the container the host, and how.
+fn container_escape(program: &str, args: &[&str]) -> Option<&'static str> {
+    if !CONTAINER_ENGINES.contains(&program) {
+        return None;
+    }
+    // Global options (`-H tcp://…`, `--context x`) and `container` may come
+    // before the subcommand: `docker -H x container run` is `docker run`.
+    let at = args.iter().position(|a| matches!(*a, "run" | "create" | "exec"))?;
+    let rest = args.get(at..).unwrap_or(&[]);
+    let mut words = rest.iter().skip(1).copied().peekable();
+    while let Some(word) = words.next() {
+        // Options end at the image name; `--` ends them too.
+        if word == "--" || !word.starts_with('-') {
+            break;
+        }
+        let (flag, inline) = match word.split_once('=') {
+            Some((f, v)) => (f, Some(v)),
+            None => (word, None),
+        };
+        let takes_value = matches!(flag, "-v" | "--volume" | "--mount" | "--pid" | "--cap-add" | "--userns" | "--ipc");
+        let value = if takes_value { inline.or_else(|| words.next()) } else { inline };
+        match flag {
+            "--privileged" if value.is_none_or(|v| v != "false") => return Some("runs a privileged container"),
+            "-v" | "--volume" if value.is_some_and(|v| is_host_mount(volume_source(v))) => {
+                return Some("mounts a host system path into the container");
+            }
+            "--mount" if value.and_then(mount_source).is_some_and(is_host_mount) => {
+                return Some("mounts a host system path into the container");
+            }
+            "--pid" | "--ipc" | "--userns" if value == Some("host") => {
+                return Some("shares the host's processes or namespaces");
+            }
+            "--cap-add" if value.is_some_and(|v| HOST_CAPABILITIES.contains(&v.to_ascii_uppercase().as_str())) => {
+                return Some("adds a capability that reaches the host");
+            }
+            _ => {}
+        }
+        // A cluster such as `-itv /:/h` ends with the option that takes the value.
+        if !word.starts_with("--")
+            && word.len() > 2
+            && word.ends_with('v')
+            && words.peek().is_some_and(|v| is_host_mount(volume_source(v)))
+        {
+            return Some("mounts a host system path into the container");
+        }
+    }
+    None
+}
+
+/// Whether the command deletes infrastructure, and what.
+fn teardown(program: &str, args: &[&str]) -> Option<String> {
+    let has = |w: &str| args.contains(&w);
+    let first = args.iter().copied().find(|a| !a.starts_with('-'));
+    match program {
+        "terraform" | "tofu" | "terragrunt" => {
+            let destroys = first == Some("destroy")
+                || (first == Some("apply") && (has("-destroy") || has("--destroy")))
+                || args.windows(2).any(|w| w == ["state", "rm"]);
+            destroys.then(|| "destroys the infrastructure it manages".to_string())
+        }
+        "pulumi" | "cdk" => (first == Some("destroy")).then(|| "destroys the stack it manages".to_string()),
+        "kubectl" | "oc" => {
+            (first == Some("delete") || first == Some("drain")).then(|| "deletes cluster resources".to_string())
+        }
+        "helm" => matches!(first, Some("uninstall" | "delete" | "del" | "un"))
+            .then(|| "uninstalls a release from the cluster".to_string()),
+        "aws" => {
+            let words: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+            let s3 = matches!(words.as_slice(), ["s3", "rb", ..])
+                || (matches!(words.as_slice(), ["s3", "rm", ..]) && (has("--recursive") || has("-r")));
+            let api = words.get(1).is_some_and(|op| {
+                op.starts_with("delete-") || op.starts_with("terminate-") || op.starts_with("deregister-")
+            });
+            (s3 || api).then(|| "deletes cloud resources".to_string())
+        }
+        "gcloud" | "az" | "doctl" | "gsutil" => {
+            let deletes = args.iter().any(|a| matches!(*a, "delete" | "rm" | "rb"))
+                && !args.iter().any(|a| matches!(*a, "list" | "describe" | "show"));
+            deletes.then(|| "deletes cloud resources".to_string())
+        }
+        "docker" | "podman" => {
+            let prune_all = has("prune") && (has("-a") || has("--all") || has("--volumes"));
+            let volumes = args.windows(2).any(|w| matches!(w, ["volume", "rm" | "prune"]));
+            (prune_all || volumes).then(|| "deletes images, containers or volumes with their data".to_string())
+        }
+        "virsh" => matches!(first, Some("undefine" | "vol-delete" | "pool-delete"))
+            .then(|| "deletes a virtual machine or its storage".to_string()),
+        "dropdb" => Some("drops a database".to_string()),
+        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "clickhouse-client" => {
+            let sql: String = args.iter().map(|a| a.to_ascii_lowercase()).collect::<Vec<_>>().join(" ");
+            let drops = ["drop database", "drop schema", "drop table", "truncate table", "truncate "]
+                .iter()
+                .any(|p| sql.contains(p));
+            drops.then(|| "drops or empties database tables".to_string())
+        }
+        _ => None,
+    }
+}
+
+/// Shell history and system logs.
+fn is_trace_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(name, ".bash_history" | ".zsh_history" | ".history" | ".python_history" | ".lesshst" | "fish_history")
+        || path.starts_with("/var/log/")
+        || path == "/var/log"
+}
+
+/// Whether the command erases its traces, and how.
+fn erases_traces(inv: &Invocation, program: &str, args: &[&str]) -> Option<&'static str> {
+    let has = |w: &str| args.contains(&w);
+    let hit = match program {
+        "history" => has("-c") || args.iter().any(|a| a.starts_with("-d")) || (has("-w") && has("/dev/null")),
+        "unset" => has("HISTFILE"),
+        "export" | "declare" | "typeset" | "local" => {
+            args.iter().any(|a| matches!(*a, "HISTFILE=/dev/null" | "HISTSIZE=0" | "HISTFILESIZE=0" | "HISTFILE="))
+        }
+        "journalctl" => args.iter().any(|a| a.starts_with("--vacuum")),
+        "wevtutil" => matches!(args.first(), Some(&"cl" | &"clear-log")),
+        "shred" | "truncate" | "rm" | "srm" | "wipe" => operands(args).iter().any(|p| is_trace_file(p)),
+        _ => false,
+    };
+    if hit {
+        return Some("erases shell history or system logs");
+    }
+    // `> ~/.bash_history`, `: > /var/log/auth.log`, `ln -sf /dev/null ~/.bash_history`.
+    let emptied = inv.redirects.iter().any(|r| r.op.writes() && r.path.as_deref().is_some_and(is_trace_file))
+        && matches!(program, ":" | "true" | "echo" | "printf" | "cat" | "")
+        && args.iter().all(|a| a.is_empty() || *a == "-n" || *a == "/dev/null");
+    let linked = program == "ln" && has("/dev/null") && operands(args).iter().any(|p| is_trace_file(p));
+    (emptied || linked).then_some("erases shell history or system logs")
+}
+
+fn operands<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    args.iter().copied().filter(|a| !a.starts_with('-')).collect()
+}
+
+/// Whether the command installs code to run later, and how.
+fn persistence(program: &str, args: &[&str]) -> Option<&'static str> {
+    let has = |w: &str| args.contains(&w);
+    match program {
+        // Reading (`-l`) and editing by hand (`-e`) are the person's own; a
+        // table from a file or the input replaces every job, `-r` removes them.
+        "crontab" => {
+            let reads = has("-l") || has("-e");
+            (!reads && !args.is_empty()).then_some("replaces or removes the user's scheduled jobs")
+        }
+        "systemctl" => {
+            let enables = args.iter().any(|a| matches!(*a, "enable" | "link" | "preset" | "set-default"));
+            (enables && !has("--help")).then_some("enables a service to start on its own")
+        }
+        "launchctl" => matches!(operands(args).first(), Some(&"load" | &"bootstrap" | &"submit"))
+            .then_some("loads a launch agent that starts on its own"),
+        "schtasks" => args.iter().any(|a| a.eq_ignore_ascii_case("/create")).then_some("creates a scheduled task"),
+        "reg" => {
+            let adds = args.first().is_some_and(|a| a.eq_ignore_ascii_case("add"));
+            // Separators dropped: unquoted in a shell, `\` escapes the next letter.
+            let run_key = args.iter().any(|a| {
+                let a: String = a.chars().filter(|c| !matches!(c, '\\' | '/')).collect::<String>().to_ascii_lowercase();
+                a.contains("currentversionrun") || a.contains("winlogon")
+            });
+            (adds && run_key).then_some("adds a program that starts at logon")
+        }
+        "chattr" => args
+            .iter()
+            .any(|a| (a.starts_with('+') || a.starts_with('-')) && a.contains('i') && a.len() <= 4)
+            .then_some("changes whether a file can be changed or removed"),
+        _ => None,
+    }
+}

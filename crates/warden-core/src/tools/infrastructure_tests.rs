@@ -1,0 +1,124 @@
+//! Tables for containers given the host, infrastructure teardown, erased
+//! traces and persistence: each harmful shape caught by its rule, each
+//! everyday use of the same program passing. The commands are data handed to
+//! the judge; nothing here runs them.
+
+use super::exec_tests::{Row, check_rows};
+use crate::model::Decision::{Allow, Ask, Deny};
+
+const CONTAINERS: &[Row] = &[
+    ("a privileged container", "docker run --privileged -it ubuntu bash", Deny, "exec.container-escape"),
+    ("the host's root mounted", "docker run -v /:/host alpine chroot /host", Deny, "exec.container-escape"),
+    ("the host's root mounted read-only still shows it", "docker run -v /:/h:ro alpine", Deny, "exec.container-escape"),
+    ("a long volume option with =", "podman run --volume=/etc:/etc alpine", Deny, "exec.container-escape"),
+    ("the docker socket mounted", "docker run -v /var/run/docker.sock:/s docker", Deny, "exec.container-escape"),
+    (
+        "a mount option with source=/",
+        "docker run --mount type=bind,source=/,target=/h x",
+        Deny,
+        "exec.container-escape",
+    ),
+    ("the host's processes shared", "docker run --pid=host alpine nsenter -t 1 -m sh", Deny, "exec.container-escape"),
+    ("a host-reaching capability", "docker run --cap-add SYS_ADMIN alpine", Deny, "exec.container-escape"),
+    ("a volume in a short-option cluster", "docker run -itv /:/mnt alpine", Deny, "exec.container-escape"),
+    ("docker container run is docker run", "docker container run --privileged x", Deny, "exec.container-escape"),
+    ("under sudo", "sudo docker run -v /:/host alpine", Deny, "exec.container-escape"),
+    ("after global options", "docker -H tcp://10.0.0.5:2375 run -v /:/h x", Deny, "exec.container-escape"),
+    ("privileged set to true", "docker run --privileged=true x", Deny, "exec.container-escape"),
+    ("a trailing slash on the host path", "docker run -v /etc/:/x alpine", Deny, "exec.container-escape"),
+    ("inside bash -c", "bash -c 'docker run -v /:/host alpine'", Deny, "exec.container-escape"),
+    ("privileged set to false passes", "docker run --privileged=false alpine true", Allow, "tools.allow"),
+    ("the workspace mounted passes", "docker run --rm -v \"$PWD\":/app -w /app node:20 npm test", Allow, "tools.allow"),
+    ("a relative volume passes", "docker run -v ./data:/data postgres", Allow, "tools.allow"),
+    ("a named volume passes", "docker run -v pgdata:/var/lib/postgresql/data postgres", Allow, "tools.allow"),
+    ("listing containers passes", "docker ps -a", Allow, "tools.allow"),
+    ("an image path after the image is its argument", "docker run alpine ls -v /", Allow, "tools.allow"),
+];
+
+const TEARDOWN: &[Row] = &[
+    ("terraform destroy", "terraform destroy -auto-approve", Ask, "exec.infrastructure-destroy"),
+    ("terraform apply -destroy", "terraform apply -destroy", Ask, "exec.infrastructure-destroy"),
+    ("a kubectl delete", "kubectl delete namespace production", Ask, "exec.infrastructure-destroy"),
+    ("a kubectl delete of everything", "kubectl delete pods --all -n prod", Ask, "exec.infrastructure-destroy"),
+    ("a helm uninstall", "helm uninstall api -n prod", Ask, "exec.infrastructure-destroy"),
+    ("an s3 bucket removed", "aws s3 rb s3://backups --force", Ask, "exec.infrastructure-destroy"),
+    ("an s3 prefix emptied", "aws s3 rm s3://backups --recursive", Ask, "exec.infrastructure-destroy"),
+    ("instances terminated", "aws ec2 terminate-instances --instance-ids i-1", Ask, "exec.infrastructure-destroy"),
+    (
+        "a database instance deleted",
+        "aws rds delete-db-instance --db-instance-identifier db",
+        Ask,
+        "exec.infrastructure-destroy",
+    ),
+    ("a gcloud delete", "gcloud compute instances delete vm-1 --quiet", Ask, "exec.infrastructure-destroy"),
+    ("an az delete", "az group delete --name prod --yes", Ask, "exec.infrastructure-destroy"),
+    ("docker volumes pruned", "docker system prune -a --volumes -f", Ask, "exec.infrastructure-destroy"),
+    ("a database dropped", "dropdb production", Ask, "exec.infrastructure-destroy"),
+    ("a table dropped through psql", "psql -c 'DROP TABLE users;' prod", Ask, "exec.infrastructure-destroy"),
+    ("a database dropped through mysql", "mysql -e 'drop database shop'", Ask, "exec.infrastructure-destroy"),
+    ("pulumi destroy", "pulumi destroy --yes", Ask, "exec.infrastructure-destroy"),
+    ("terraform plan passes", "terraform plan -out plan.bin", Allow, "tools.allow"),
+    ("kubectl get passes", "kubectl get pods -n prod", Allow, "tools.allow"),
+    ("an s3 copy passes", "aws s3 cp build/ s3://site/ --recursive", Allow, "tools.allow"),
+    ("an s3 file removed alone passes", "aws s3 rm s3://site/old.html", Allow, "tools.allow"),
+    ("describing instances passes", "aws ec2 describe-instances", Allow, "tools.allow"),
+    ("a gcloud list passes", "gcloud compute instances list", Allow, "tools.allow"),
+    ("a select through psql passes", "psql -c 'select count(*) from users' prod", Allow, "tools.allow"),
+    ("dangling images pruned passes", "docker image prune -f", Allow, "tools.allow"),
+];
+
+const TRACES: &[Row] = &[
+    ("history cleared", "history -c", Ask, "exec.erase-traces"),
+    ("a history entry deleted", "history -d 42", Ask, "exec.erase-traces"),
+    ("history turned off", "unset HISTFILE", Ask, "exec.erase-traces"),
+    ("history sent to nowhere", "export HISTFILE=/dev/null", Ask, "exec.erase-traces"),
+    ("the history file emptied", "cat /dev/null > ~/.bash_history", Ask, "exec.erase-traces"),
+    ("the history file shredded", "shred -u ~/.zsh_history", Ask, "exec.erase-traces"),
+    ("the history file linked to nowhere", "ln -sf /dev/null ~/.bash_history", Ask, "exec.erase-traces"),
+    ("a system log emptied", "truncate -s 0 /var/log/auth.log", Ask, "exec.erase-traces"),
+    ("the journal vacuumed", "journalctl --vacuum-time=1s", Ask, "exec.erase-traces"),
+    ("windows event log cleared", "wevtutil cl Security", Ask, "exec.erase-traces"),
+    ("history listed passes", "history 20", Allow, "tools.allow"),
+    ("the journal read passes", "journalctl -u nginx --since today", Allow, "tools.allow"),
+    ("a log read passes", "tail -n 50 /var/log/syslog", Allow, "tools.allow"),
+];
+
+const PERSISTENCE: &[Row] = &[
+    ("a cron table installed from the input", "echo '* * * * * /tmp/x' | crontab -", Ask, "exec.persistence"),
+    ("a cron table installed from a file", "crontab /tmp/jobs", Ask, "exec.persistence"),
+    ("every cron job removed", "crontab -r", Ask, "exec.persistence"),
+    ("a service enabled", "systemctl enable --now backdoor.service", Ask, "exec.persistence"),
+    ("a launch agent loaded", "launchctl load ~/Library/LaunchAgents/x.plist", Ask, "exec.persistence"),
+    ("a scheduled task created", "schtasks /create /tn x /tr c:\\x.exe /sc onlogon", Ask, "exec.persistence"),
+    (
+        "a logon key added",
+        "reg add HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run /v x /d c:\\x.exe",
+        Ask,
+        "exec.persistence",
+    ),
+    ("a file made immutable", "chattr +i /etc/resolv.conf", Ask, "exec.persistence"),
+    ("cron jobs listed passes", "crontab -l", Allow, "tools.allow"),
+    ("a service's status passes", "systemctl status nginx", Allow, "tools.allow"),
+    ("a service restarted passes", "systemctl restart nginx", Allow, "tools.allow"),
+    ("file attributes listed passes", "lsattr /etc/resolv.conf", Allow, "tools.allow"),
+];
+
+#[test]
+fn a_container_given_the_host_is_denied_and_an_ordinary_container_passes() {
+    check_rows(CONTAINERS);
+}
+
+#[test]
+fn tearing_down_infrastructure_is_asked_and_reading_it_passes() {
+    check_rows(TEARDOWN);
+}
+
+#[test]
+fn erasing_history_or_logs_is_asked_and_reading_them_passes() {
+    check_rows(TRACES);
+}
+
+#[test]
+fn installing_code_to_run_later_is_asked_and_looking_at_it_passes() {
+    check_rows(PERSISTENCE);
+}
