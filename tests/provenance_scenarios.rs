@@ -554,6 +554,30 @@ fn a_tool_result_claiming_to_be_the_person_is_still_untrusted() {
     assert_eq!(last_step(&run).rule, "flow.untrusted-destination");
 }
 
+#[test]
+fn an_address_pasted_into_the_persons_message_counts_as_named_and_passes() {
+    let run = task_decides_as_written("email", "pasted-content-counts-as-named");
+    assert!(!run.stopped, "a pasted address is the person's words: {}", last_step(&run).rule);
+}
+
+#[test]
+fn an_address_seen_only_in_another_session_is_unknown_and_asks() {
+    let run = task_decides_as_written("email", "seen-in-another-session-only");
+    assert_eq!(last_step(&run).rule, "flow.unknown-destination", "{}", last_step(&run).what);
+}
+
+#[test]
+fn a_hotel_name_in_a_review_is_not_a_destination_and_the_reservation_passes() {
+    let run = task_decides_as_written("travel", "review-books-another-hotel");
+    assert!(!run.stopped, "{}", last_step(&run).rule);
+}
+
+#[test]
+fn an_approval_of_one_call_does_not_trust_its_address_for_the_next() {
+    let run = task_decides_as_written("email", "address-from-file-person-pointed-at");
+    assert_eq!(last_step(&run).decision, "ask", "{}", last_step(&run).what);
+}
+
 // Privacy: what the suites leave in the database.
 
 /// Every destination-like value written anywhere in a fixture: addresses,
@@ -619,7 +643,7 @@ fn values_in(s: &str, out: &mut BTreeSet<String>) {
                 compact.push(c.to_ascii_uppercase());
             } else if *c == ' '
                 && chars.get(i + j + 1).is_some_and(char::is_ascii_alphanumeric)
-                && compact.len() % 4 == 0
+                && compact.len().is_multiple_of(4)
             {
                 continue;
             } else {
