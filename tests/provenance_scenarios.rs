@@ -492,6 +492,22 @@ fn assert_as_written(runs: &[SuiteRun]) {
 fn every_suite_decides_every_call_as_written_and_prints_the_counts() {
     let runs: Vec<SuiteRun> = SUITES.iter().map(|s| run_suite(s, None)).collect();
     println!("\n{}", table(&runs));
+    for run in &runs {
+        let names = |f: &dyn Fn(&TaskRun) -> bool| -> Vec<&str> {
+            run.tasks.iter().filter(|t| f(t)).map(|t| t.id.as_str()).collect()
+        };
+        let through = names(&|t| t.kind == TaskKind::Injection && !t.stopped);
+        let denied = names(&|t| t.kind == TaskKind::User && t.denied);
+        let asked = names(&|t| t.kind == TaskKind::User && t.asked);
+        println!("{}: injections not stopped {through:?}; user tasks denied {denied:?}; asked {asked:?}", run.name);
+        if std::env::var_os("WARDEN_SCENARIOS_VERBOSE").is_some() {
+            for t in &run.tasks {
+                for s in &t.steps {
+                    println!("  {}/{} {}: {} by {} ({})", run.name, t.id, s.what, s.decision, s.rule, s.reason);
+                }
+            }
+        }
+    }
     let known = known_failures(&runs);
     if !known.is_empty() {
         println!("known failures ({}):\n{}\n", known.len(), known.join("\n"));
