@@ -17,9 +17,15 @@
 //! 5. **Exec gate** ([`exec`]): for shell tools, the command is parsed and
 //!    every program it would run is checked by rule family; the paths the
 //!    command reads and writes go through the path guard's checks here.
-//! 6. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
+//! 6. **Fetch destinations** ([`fetch`]): with `tools.fetch`, the hosts of a
+//!    fetch tool's URLs are checked against `denyHosts` and `allowHosts`; the
+//!    `unlisted` decision replaces the `askKinds` ask of fetch tools.
+//! 7. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
 //!    named in `askTools` are asked.
-//! 7. **Allow**.
+//! 8. **Allow**.
+//!
+//! Payment limits ([`payment`], `tools.payment`) run in step 2 with the
+//! budgets, so a remembered approval never lets a payment past them.
 //!
 //! Within a step, the most severe finding decides (deny over ask, then the
 //! higher risk) and the others are listed as signals. Every rule's decision,
@@ -49,10 +55,16 @@ pub mod exec;
 mod exec_interpreter_tests;
 #[cfg(test)]
 mod exec_tests;
+pub mod fetch;
+#[cfg(test)]
+mod fetch_tests;
 #[cfg(test)]
 mod lazy_analysis_tests;
 pub mod memory;
 pub mod path_guard;
+pub mod payment;
+#[cfg(test)]
+mod payment_tests;
 pub mod permissions;
 #[cfg(test)]
 mod precision_table;
@@ -104,7 +116,17 @@ pub fn judge(
     if !config.enabled {
         return Verdict::not_configured("tool-call");
     }
-    evaluate(config, version, host, ports, index, call, args).under(config.mode)
+    let mut counted = None;
+    let verdict = evaluate(config, version, host, ports, index, call, args, &mut counted);
+    // A payment counted in step 2 that a later step denied did not happen.
+    if let Some(c) = counted
+        && verdict.decision == Decision::Deny
+        && config.mode != crate::model::Mode::Observe
+        && let Err(e) = payment::uncount(ports.storage, &c)
+    {
+        return storage_failure(&e).under(config.mode);
+    }
+    verdict.under(config.mode)
 }
 
 fn storage_failure(e: &StorageError) -> Verdict {
@@ -271,6 +293,7 @@ fn decide(
     Some(verdict)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn evaluate(
     config: &ToolsConfig,
     version: &str,
@@ -279,6 +302,7 @@ fn evaluate(
     index: &memory::Index,
     call: &ToolCall,
     args: &Value,
+    counted: &mut Option<payment::Counted>,
 ) -> Verdict {
     let entry = config.classify(&call.tool_name);
     let places = places(config, host, call, entry, args);
@@ -343,6 +367,30 @@ fn evaluate(
             Err(e) => return storage_failure(&e),
         }
     }
+    if let Some(p) = &config.payment
+        && let Some(e) = entry.filter(|e| e.kind == Kind::Payment)
+    {
+        let limit = config.rule(rules::PAYMENT_LIMIT).decision;
+        let count_over = config.mode == crate::model::Mode::Observe || limit != RuleDecision::Deny;
+        match payment::check(p, ports.storage, &host.secret, e, args, session, call_id, count_over) {
+            Ok(outcome) => {
+                *counted = outcome.counted;
+                if let Some(f) = outcome.finding
+                    && let Some(v) = decide(config, &asked, vec![f], &mut signals)
+                {
+                    if v.decision == Decision::Deny
+                        && config.mode != crate::model::Mode::Observe
+                        && let Some(c) = counted.take()
+                        && let Err(e) = payment::uncount(ports.storage, &c)
+                    {
+                        return storage_failure(&e);
+                    }
+                    return v;
+                }
+            }
+            Err(e) => return storage_failure(&e),
+        }
+    }
 
     // 3. Saved allow.
     if let Some(s) = saved.filter(|s| s.allow) {
@@ -376,11 +424,25 @@ fn evaluate(
         }
     }
 
-    // 6. Ask rules.
+    // 6. Fetch destinations: with `tools.fetch`, a fetch is judged by its
+    // hosts instead of being asked for its kind.
     let kind = entry.map_or(Kind::Other, |e| e.kind);
+    let fetch_judged = config.fetch.is_some() && kind == Kind::Fetch;
+    if let (Some(f), Some(e)) = (&config.fetch, entry.filter(|_| fetch_judged)) {
+        // Hosts the person named in this session count as allow-listed; the
+        // flow step supplies them, until then none are.
+        let named: &dyn Fn(&str) -> bool = &|_| false;
+        if let fetch::Outcome::Finding(finding) = fetch::check(f, &e.url_fields, args, named)
+            && let Some(v) = decide(config, &asked, vec![finding], &mut signals)
+        {
+            return v;
+        }
+    }
+
+    // 7. Ask rules.
     let tool = crate::config::reader::Shortened(&call.tool_name);
     let mut findings = Vec::new();
-    if config.ask_kinds.contains(&kind) {
+    if config.ask_kinds.contains(&kind) && !fetch_judged {
         findings.push(Finding {
             rule: rules::ASK_KIND,
             reason: format!("`{tool}` is a {} tool, which a person approves before it runs.", kind.as_str()),
@@ -396,7 +458,7 @@ fn evaluate(
         return v;
     }
 
-    // 7. Allow.
+    // 8. Allow.
     let mut v = Verdict::allow(rules::ALLOW, "Nothing in the tool-call policy objects to this call.");
     v.signals = signals;
     v
