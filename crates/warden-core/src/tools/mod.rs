@@ -17,12 +17,22 @@
 //! 5. **Exec gate** ([`exec`]): for shell tools, the command is parsed and
 //!    every program it would run is checked by rule family; the paths the
 //!    command reads and writes go through the path guard's checks here.
-//! 6. **Fetch destinations** ([`fetch`]): with `tools.fetch`, the hosts of a
-//!    fetch tool's URLs are checked against `denyHosts` and `allowHosts`; the
+//! 6. **Flow** ([`crate::flow`], when the `flow` section is present): the
+//!    destinations of message, share, invite and payment tools, the links in
+//!    their bodies and the hosts of fetch tools are classed by where they
+//!    came from (named by the person, consented, trusted, approved, seen only
+//!    in a tool's result, unknown); `flow.untrusted-destination`,
+//!    `flow.unknown-destination` and `flow.foreign-link` decide as the
+//!    section says. In `flow.mode: observe` the finding is reported on the
+//!    final allow instead.
+//! 7. **Fetch destinations** ([`fetch`]): with `tools.fetch`, the hosts of a
+//!    fetch tool's URLs are checked against `denyHosts` and `allowHosts`
+//!    (hosts the flow step knows as named or trusted count as allowed); the
 //!    `unlisted` decision replaces the `askKinds` ask of fetch tools.
-//! 7. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
-//!    named in `askTools` are asked.
-//! 8. **Allow**.
+//! 8. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
+//!    named in `askTools` are asked; a fetch whose every host the person
+//!    named or `flow.trustedHosts` lists is not asked for its kind.
+//! 9. **Allow**.
 //!
 //! Payment limits ([`payment`], `tools.payment`) run in step 2 with the
 //! budgets, so a remembered approval never lets a payment past them.
@@ -104,12 +114,14 @@ pub struct Finding {
 
 /// Judges a tool call whose arguments are the JSON object `args`. `version`
 /// is the digest of this section; remembered answers are bound to it.
+#[expect(clippy::too_many_arguments, reason = "each argument is a different part of the instance")]
 pub fn judge(
     config: &ToolsConfig,
     version: &str,
     host: &Prepared,
     ports: &Ports<'_>,
     index: &memory::Index,
+    flow: &crate::flow::Flow<'_>,
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
@@ -117,7 +129,7 @@ pub fn judge(
         return Verdict::not_configured("tool-call");
     }
     let mut counted = None;
-    let verdict = evaluate(config, version, host, ports, index, call, args, &mut counted);
+    let verdict = evaluate(config, version, host, ports, index, flow, call, args, &mut counted);
     // A payment counted in step 2 that a later step denied did not happen.
     if let Some(c) = counted
         && verdict.decision == Decision::Deny
@@ -293,13 +305,14 @@ fn decide(
     Some(verdict)
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "each argument is a different part of the instance")]
 fn evaluate(
     config: &ToolsConfig,
     version: &str,
     host: &Prepared,
     ports: &Ports<'_>,
     index: &memory::Index,
+    flow: &crate::flow::Flow<'_>,
     call: &ToolCall,
     args: &Value,
     counted: &mut Option<payment::Counted>,
@@ -424,14 +437,41 @@ fn evaluate(
         }
     }
 
-    // 6. Fetch destinations: with `tools.fetch`, a fetch is judged by its
+    // 6. Flow.
+    let step = match crate::flow::decide::tool_step(flow, ports, call, entry, args) {
+        Ok(step) => step,
+        Err(e) => return storage_failure(&e),
+    };
+    let mut flow_observed = None;
+    if let Some(f) = step.flagged {
+        let key = |scope| {
+            memory::approval_key(asked.secret, scope, asked.version, asked.tool, asked.fp(), asked.session, asked.call)
+        };
+        if f.decision == Decision::Allow {
+            signals.extend(f.signals);
+        } else {
+            let mut v = match crate::flow::decide::verdict(flow, ports, call, f, key) {
+                Ok(v) => v,
+                Err(e) => return storage_failure(&e),
+            };
+            if flow.config.mode == crate::model::Mode::Enforce {
+                v.signals.append(&mut signals);
+                return v;
+            }
+            signals.push(Signal::new(v.rule.clone(), v.reason.clone()));
+            flow_observed = Some(v);
+        }
+    }
+
+    // 7. Fetch destinations: with `tools.fetch`, a fetch is judged by its
     // hosts instead of being asked for its kind.
     let kind = entry.map_or(Kind::Other, |e| e.kind);
     let fetch_judged = config.fetch.is_some() && kind == Kind::Fetch;
     if let (Some(f), Some(e)) = (&config.fetch, entry.filter(|_| fetch_judged)) {
-        // Hosts the person named in this session count as allow-listed; the
-        // flow step supplies them, until then none are.
-        let named: &dyn Fn(&str) -> bool = &|_| false;
+        // When the flow step knows every host as named or trusted, they
+        // count as allow-listed (the deny list still wins).
+        let known = step.fetch_known;
+        let named: &dyn Fn(&str) -> bool = &|_| known;
         if let fetch::Outcome::Finding(finding) = fetch::check(f, &e.url_fields, args, named)
             && let Some(v) = decide(config, &asked, vec![finding], &mut signals)
         {
@@ -439,10 +479,10 @@ fn evaluate(
         }
     }
 
-    // 7. Ask rules.
+    // 8. Ask rules.
     let tool = crate::config::reader::Shortened(&call.tool_name);
     let mut findings = Vec::new();
-    if config.ask_kinds.contains(&kind) && !fetch_judged {
+    if config.ask_kinds.contains(&kind) && !fetch_judged && !step.fetch_known {
         findings.push(Finding {
             rule: rules::ASK_KIND,
             reason: format!("`{tool}` is a {} tool, which a person approves before it runs.", kind.as_str()),
@@ -458,7 +498,12 @@ fn evaluate(
         return v;
     }
 
-    // 8. Allow.
+    // 9. Allow, or what the flow step would have decided in observe mode.
+    if let Some(mut v) = flow_observed {
+        signals.retain(|s| s.name != v.rule);
+        v.signals.append(&mut signals);
+        return v.under(crate::model::Mode::Observe);
+    }
     let mut v = Verdict::allow(rules::ALLOW, "Nothing in the tool-call policy objects to this call.");
     v.signals = signals;
     v
@@ -471,12 +516,15 @@ pub fn record_approval(
     host: &Prepared,
     ports: &Ports<'_>,
     index: &memory::Index,
+    flow: &crate::flow::Flow<'_>,
     approval: &Approval,
 ) -> Result<(), PolicyError> {
     if !config.enabled {
         return Err(PolicyError::InvalidInput("key: the tool-call judge is off, so it asked nothing".into()));
     }
-    memory::record(ports.storage, index, &host.secret, version, approval)
+    memory::record(ports.storage, index, &host.secret, version, approval)?;
+    // An approved flow ask also makes its destinations approved.
+    crate::flow::decide::approve(flow, ports, approval)
 }
 
 /// Records model usage for budgets.
