@@ -17,7 +17,12 @@
 //! 5. **Exec gate** ([`exec`]): for shell tools, the command is parsed and
 //!    every program it would run is checked by rule family; the paths the
 //!    command reads and writes go through the path guard's checks here.
-//! 6. **Flow** ([`crate::flow`], when the `flow` section is present): the
+//! 6. **Fetch destinations** ([`fetch`]): with `tools.fetch`, the hosts of a
+//!    fetch tool's URLs are checked against `denyHosts` and `allowHosts`
+//!    (hosts the flow step knows as named or trusted count as allowed); the
+//!    `unlisted` decision replaces the `askKinds` ask of fetch tools, and a
+//!    fetch whose hosts are all allowed is not classed by the flow step.
+//! 7. **Flow** ([`crate::flow`], when the `flow` section is present): the
 //!    destinations of message, share, invite and payment tools, the links in
 //!    their bodies and the hosts of fetch tools are classed by where they
 //!    came from (named by the person, consented, trusted, approved, seen only
@@ -25,10 +30,6 @@
 //!    `flow.unknown-destination` and `flow.foreign-link` decide as the
 //!    section says. In `flow.mode: observe` the finding is reported on the
 //!    final allow instead.
-//! 7. **Fetch destinations** ([`fetch`]): with `tools.fetch`, the hosts of a
-//!    fetch tool's URLs are checked against `denyHosts` and `allowHosts`
-//!    (hosts the flow step knows as named or trusted count as allowed); the
-//!    `unlisted` decision replaces the `askKinds` ask of fetch tools.
 //! 8. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
 //!    named in `askTools` are asked; a fetch whose every host the person
 //!    named or `flow.trustedHosts` lists is not asked for its kind.
@@ -437,13 +438,34 @@ fn evaluate(
         }
     }
 
-    // 6. Flow.
+    // 6. Fetch destinations: with `tools.fetch`, a fetch is judged by its
+    // hosts (those the flow step knows as named or trusted count as listed)
+    // before the flow step, so a denied host is denied and a listed one is
+    // not asked.
     let step = match crate::flow::decide::tool_step(flow, ports, call, entry, args) {
         Ok(step) => step,
         Err(e) => return storage_failure(&e),
     };
+    let kind = entry.map_or(Kind::Other, |e| e.kind);
+    let fetch_judged = config.fetch.is_some() && kind == Kind::Fetch;
+    let mut fetch_listed = false;
+    if let (Some(f), Some(e)) = (&config.fetch, entry.filter(|_| fetch_judged)) {
+        let known = step.fetch_known;
+        let named: &dyn Fn(&str) -> bool = &|_| known;
+        match fetch::check(f, &e.url_fields, args, named) {
+            fetch::Outcome::Finding(finding) => {
+                if let Some(v) = decide(config, &asked, vec![finding], &mut signals) {
+                    return v;
+                }
+            }
+            fetch::Outcome::Allowed => fetch_listed = true,
+            fetch::Outcome::Unlisted => {}
+        }
+    }
+
+    // 7. Flow.
     let mut flow_observed = None;
-    if let Some(f) = step.flagged {
+    if let Some(f) = step.flagged.filter(|_| !fetch_listed) {
         let key = |scope| {
             memory::approval_key(asked.secret, scope, asked.version, asked.tool, asked.fp(), asked.session, asked.call)
         };
@@ -460,22 +482,6 @@ fn evaluate(
             }
             signals.push(Signal::new(v.rule.clone(), v.reason.clone()));
             flow_observed = Some(v);
-        }
-    }
-
-    // 7. Fetch destinations: with `tools.fetch`, a fetch is judged by its
-    // hosts instead of being asked for its kind.
-    let kind = entry.map_or(Kind::Other, |e| e.kind);
-    let fetch_judged = config.fetch.is_some() && kind == Kind::Fetch;
-    if let (Some(f), Some(e)) = (&config.fetch, entry.filter(|_| fetch_judged)) {
-        // When the flow step knows every host as named or trusted, they
-        // count as allow-listed (the deny list still wins).
-        let known = step.fetch_known;
-        let named: &dyn Fn(&str) -> bool = &|_| known;
-        if let fetch::Outcome::Finding(finding) = fetch::check(f, &e.url_fields, args, named)
-            && let Some(v) = decide(config, &asked, vec![finding], &mut signals)
-        {
-            return v;
         }
     }
 
