@@ -115,6 +115,9 @@ struct Step {
     /// The tool's result, reported after the call.
     #[serde(default)]
     result: Option<String>,
+    /// `[found, recorded, dropped]` of the observation of `result`.
+    #[serde(default)]
+    observed: Option<(u32, u32, u32)>,
     /// The person approves this ask in this scope.
     #[serde(default)]
     approve: Option<ScopeJson>,
@@ -413,8 +416,17 @@ fn run_task(rt: &warden_host::Runtime, suite: &Suite, task: &Task, start_ms: u64
                 content: content.clone(),
                 is_error: false,
             };
-            if let Err(e) = rt.observe_tool_result(&report) {
-                mismatches.push(format!("{label}: observe-tool-result failed: {e:?}"));
+            match rt.observe_tool_result(&report) {
+                Err(e) => mismatches.push(format!("{label}: observe-tool-result failed: {e:?}")),
+                Ok(o) => {
+                    let got = (o.found, o.recorded, o.dropped);
+                    if let Some(want) = step.observed
+                        && got != want
+                    {
+                        mismatches
+                            .push(format!("{label}: observed (found, recorded, dropped) {got:?}, expected {want:?}"));
+                    }
+                }
             }
         }
         steps.push(Outcome { what: label, decision, rule: verdict.rule.clone(), reason: verdict.reason.clone() });
@@ -592,6 +604,18 @@ fn a_hotel_name_in_a_review_is_not_a_destination_and_the_reservation_passes() {
 fn an_approval_of_one_call_does_not_trust_its_address_for_the_next() {
     let run = task_decides_as_written("email", "address-from-file-person-pointed-at");
     assert_eq!(last_step(&run).decision, "ask", "{}", last_step(&run).what);
+}
+
+#[test]
+fn a_value_evicted_past_the_session_bound_is_unknown_and_still_asks() {
+    let run = task_decides_as_written("chat", "flood-evicts-the-injected-value");
+    assert_eq!(last_step(&run).rule, "flow.unknown-destination", "{}", last_step(&run).what);
+}
+
+#[test]
+fn an_address_in_an_argument_not_listed_as_a_recipient_field_is_not_classed() {
+    let run = task_decides_as_written("email", "recipient-in-unlisted-field");
+    assert!(!run.stopped, "{}", last_step(&run).rule);
 }
 
 // Privacy: what the suites leave in the database.
