@@ -104,6 +104,6 @@ impl Known {
     /// Whether `host` of this call is known (canonical: lowercase, without a trailing dot).
     pub fn host_is_known(&self, host: &str) -> bool {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        self.hosts.iter().any(|h| *h == host)
+        self.hosts.contains(&host)
     }
 }
