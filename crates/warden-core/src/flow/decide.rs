@@ -257,7 +257,8 @@ struct Loaded {
 
 fn load(flow: &Flow<'_>, ports: &Ports<'_>, session: Option<&str>, now_ms: u64) -> Result<Loaded, StorageError> {
     let key = flow.keys.get(ports.storage, flow.secret, now_ms)?;
-    let session = record::read_session(ports.storage, &key, &record::session_digest(session))?;
+    let session =
+        record::read_session(ports.storage, &key, &record::session_digest(session), now_ms, flow.config.ttl_ms())?;
     let always = record::read_always(ports.storage, &key, flow.version)?;
     Ok(Loaded { key, session, always })
 }
