@@ -49,7 +49,8 @@ impl Setup {
     }
 
     fn check(&self, call: &Value) -> (String, String, String) {
-        let out = warden(&["check", "tool", "--config", &self.config, "--db", &self.db_path, "--replay"], &call.to_string());
+        let out =
+            warden(&["check", "tool", "--config", &self.config, "--db", &self.db_path, "--replay"], &call.to_string());
         assert_eq!(out.code, 0, "{}", out.stderr);
         let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout));
         let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
@@ -94,7 +95,8 @@ fn the_binary_denies_a_listed_host_and_fetches_an_allowed_one_without_asking() {
 
 #[test]
 fn the_binary_keeps_payment_totals_across_processes_and_refuses_past_the_limit() {
-    let s = Setup::new(&json!({"tools": {"payment": {"maxAmount": 500, "maxPerSession": 1000, "maxPerRecipient": 600}}}));
+    let s =
+        Setup::new(&json!({"tools": {"payment": {"maxAmount": 500, "maxPerSession": 1000, "maxPerRecipient": 600}}}));
     let iban = "DE89370400440532013000";
     let (d, r, reason) = s.check(&money(iban, json!(500), "c1"));
     assert_eq!((d.as_str(), r.as_str()), ("allow", "tools.allow"), "{reason}");
