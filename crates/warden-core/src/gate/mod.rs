@@ -174,7 +174,14 @@ pub enum NoConsent {
 #[serde(rename_all = "camelCase")]
 pub struct ChannelSettings {
     /// `deny` (default) or `ask`: what `gate.no-consent` decides on this channel.
+    #[serde(default = "default_no_consent")]
     pub no_consent: NoConsent,
+}
+
+// Used by the schema derive, which reads serde's defaults.
+#[cfg_attr(not(feature = "schema"), allow(dead_code))]
+fn default_no_consent() -> NoConsent {
+    NoConsent::Deny
 }
 
 impl Default for GateConfig {

@@ -374,3 +374,36 @@ fn payment_settings_are_checked_at_and_past_their_bounds() {
     let found = errors(json!({"payment": {"maxAmount": -1}}));
     assert!(found.iter().any(|e| e.contains("`-1`") && e.contains("from 0 to")), "{found:?}");
 }
+
+#[test]
+fn counted_calls_are_remembered_up_to_their_bound_and_past_it_a_retry_counts_again() {
+    let w = warden(json!({"payment": {"maxPerSession": 1000}}));
+    let env = Env::new();
+    let paid = |env: &Env| {
+        let v = w.check_tool_call(&env.ports(), &pay(IBAN, json!(1000)));
+        assert_eq!(decided(&v), (Decision::Deny, rules::PAYMENT_LIMIT));
+        v.reason
+    };
+    for i in 0..payment::MAX_REMEMBERED_CALLS {
+        let v = w.check_tool_call(&env.ports(), &with_id(pay(IBAN, json!(1)), &format!("c{i}")));
+        assert_eq!(decided(&v), (Decision::Allow, rules::ALLOW), "{i}");
+    }
+    // At the bound the first call is still known: its retry is not counted.
+    let v = w.check_tool_call(&env.ports(), &with_id(pay(IBAN, json!(1)), "c0"));
+    assert_eq!(decided(&v), (Decision::Allow, rules::ALLOW));
+    assert!(paid(&env).contains(&format!("paid {} already", payment::MAX_REMEMBERED_CALLS)));
+    // One more pushes it out, so its retry counts again (the stricter error).
+    let v = w.check_tool_call(&env.ports(), &with_id(pay(IBAN, json!(1)), "one-more"));
+    assert_eq!(decided(&v), (Decision::Allow, rules::ALLOW));
+    let v = w.check_tool_call(&env.ports(), &with_id(pay(IBAN, json!(1)), "c0"));
+    assert_eq!(decided(&v), (Decision::Allow, rules::ALLOW));
+    assert!(paid(&env).contains(&format!("paid {} already", payment::MAX_REMEMBERED_CALLS + 2)));
+}
+
+#[test]
+fn amount_strings_are_read_up_to_their_length_bound() {
+    let at = format!("{}1", "0".repeat(payment::MAX_AMOUNT_CHARS - 1));
+    assert_eq!(parse_amount(&at), Ok(SCALE));
+    let past = format!("{}1", "0".repeat(payment::MAX_AMOUNT_CHARS));
+    assert!(parse_amount(&past).is_err());
+}
