@@ -35,7 +35,8 @@
 //!   only when it ends with a listed top-level domain
 //!   ([`extract_hosts::prose_tld`]: country codes and common generic ones,
 //!   without those that are file extensions too, so `notes.txt`, `main.rs`
-//!   and `README.md` are no hosts), is not followed by `(` (a method call),
+//!   and `README.md` are no hosts), is not followed by `(`, `[`, `{` or `=`
+//!   (a method call, an index, an assignment),
 //!   and is written in one case or capitalized (`System.IO` is code). Bare IP
 //!   addresses in prose are not taken (versions look the same).
 //! - [`ValueKind::Phone`]: an international number (`+` or `00`) as `+` and
@@ -376,18 +377,18 @@ fn authority(t: &mut Text, from: usize) -> (usize, Option<String>) {
         return (j, None);
     }
     let text = t.string(from, j);
-    (j, host_of_authority(&text))
+    (j, host_of_authority(&text, &mut t.work))
 }
 
 /// The canonical host of `[userinfo@]host[:port]`.
-fn host_of_authority(authority: &str) -> Option<String> {
+fn host_of_authority(authority: &str, work: &mut u64) -> Option<String> {
     let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = if hostport.starts_with('[') {
         hostport.split_inclusive(']').next().unwrap_or_default()
     } else {
         hostport.split(':').next().unwrap_or_default()
     };
-    canonical_host(host)
+    canonical_host(host, work)
 }
 
 /// Slack's mentions: `<@U123ABC>`, `<@U123|bob>`, `<#C123>`, `<#C123|general>`.
@@ -473,7 +474,7 @@ fn emails(t: &mut Text, sink: &mut Sink) {
         let local = t.string(start, i);
         let domain = t.string(i + 1, end);
         let ok = !local.is_empty() && local.chars().count() <= MAX_LOCAL_CHARS && !local.ends_with('.');
-        if let Some(value) = ok.then(|| mail_address(&local, &domain, true)).flatten() {
+        if let Some(value) = ok.then(|| mail_address(&local, &domain, true, &mut t.work)).flatten() {
             sink.push(start, Found { kind: ValueKind::Email, value });
             t.take(start, end);
             i = end;
@@ -496,11 +497,11 @@ fn tld_may_be_mail(t: &Text, end: usize) -> bool {
 
 /// `local@domain` canonical; in text (`strict`) the domain needs a dot and a
 /// top-level domain [`mail_tld`] accepts.
-fn mail_address(local: &str, domain: &str, strict: bool) -> Option<String> {
+fn mail_address(local: &str, domain: &str, strict: bool, work: &mut u64) -> Option<String> {
     if local.is_empty() || !local.chars().all(local_char) {
         return None;
     }
-    let host = canonical_host(domain)?;
+    let host = canonical_host(domain, work)?;
     if strict {
         let (_, tld) = host.rsplit_once('.')?;
         if !mail_tld(tld) {
@@ -652,12 +653,12 @@ fn bare_domains(t: &mut Text, sink: &mut Sink) {
                 break;
             }
         }
-        if !dot || end - i > MAX_HOST_CHARS || matches!(t.at(end), '(' | '@') {
+        if !dot || end - i > MAX_HOST_CHARS || matches!(t.at(end), '(' | '@' | '[' | '=' | '{') {
             i = end.max(i + 1);
             continue;
         }
         let token = t.string(i, end);
-        if let Some(value) = bare_host(&token) {
+        if let Some(value) = bare_host(&token, &mut t.work) {
             sink.push(i, Found { kind: ValueKind::Host, value });
             t.take(i, end);
         }
@@ -667,14 +668,14 @@ fn bare_domains(t: &mut Text, sink: &mut Sink) {
 
 /// The canonical host of a bare token, when it reads as a domain rather than a
 /// file name, a version or a member access.
-fn bare_host(token: &str) -> Option<String> {
+fn bare_host(token: &str, work: &mut u64) -> Option<String> {
     let lower: String = token.chars().flat_map(char::to_lowercase).collect();
     let tld = lower.rsplit('.').next().unwrap_or_default();
     let www = lower.starts_with("www.") && tld.chars().count() >= 2 && tld.chars().all(char::is_alphabetic);
     if !(www || (prose_tld(tld) && plausible_case(token))) {
         return None;
     }
-    canonical_host(token)
+    canonical_host(token, work)
 }
 
 /// The canonical form of one value a call names as a destination (a
@@ -706,7 +707,7 @@ pub fn destination(text: &str) -> Option<Found> {
     if let Some(rest) = lower.strip_prefix("mailto:") {
         let address = rest.split(['?', '#']).next().unwrap_or_default();
         if let Some((local, domain)) = address.rsplit_once('@')
-            && let Some(v) = mail_address(local, domain, false)
+            && let Some(v) = mail_address(local, domain, false, &mut work)
         {
             return found(ValueKind::Email, v);
         }
@@ -717,7 +718,7 @@ pub fn destination(text: &str) -> Option<Found> {
     }
     if let Some((_, rest)) = inner.split_once("://").or_else(|| inner.strip_prefix("//").map(|r| ("", r))) {
         let end = rest.find(ends_authority).unwrap_or(rest.len());
-        if let Some(v) = host_of_authority(rest.get(..end).unwrap_or_default()) {
+        if let Some(v) = host_of_authority(rest.get(..end).unwrap_or_default(), &mut work) {
             return found(ValueKind::Host, v);
         }
     }
@@ -725,14 +726,14 @@ pub fn destination(text: &str) -> Option<Found> {
         return found(ValueKind::Handle, handle);
     }
     if let Some((local, domain)) = inner.rsplit_once('@')
-        && let Some(v) = mail_address(local, domain, false)
+        && let Some(v) = mail_address(local, domain, false, &mut work)
     {
         return found(ValueKind::Email, v);
     }
     if !inner.contains(char::is_whitespace) {
         let end = inner.find(['/', '?', '#']).unwrap_or(inner.len());
         let hostport = inner.get(..end).unwrap_or_default();
-        if let Some(v) = host_of_authority(hostport).filter(|h| h.contains('.') || h.starts_with('[')) {
+        if let Some(v) = host_of_authority(hostport, &mut work).filter(|h| h.contains('.') || h.starts_with('[')) {
             return found(ValueKind::Host, v);
         }
     }

@@ -12,16 +12,23 @@ const MAX_LABEL_CHARS: usize = 63;
 
 /// Country-code top-level domains, two letters each, a bare domain in prose
 /// is recognized by. Left out because they are also common file extensions
-/// (`lib.rs`, `README.md`, `setup.py`, `run.sh`, `main.tf`, `configure.ac`):
-/// `ac am cc gd id in md mk ml mm mo pl pm ps py rs sh so tf`. A domain under
+/// (`lib.rs`, `README.md`, `setup.py`, `run.sh`, `main.tf`, `model.pt`):
+/// `ac am cc do gd id in md mk ml mm mo nu pl pm ps pt py rs sh so sv tf`. A domain under
 /// one of them is still recognized with a scheme, after `www.` or in an address.
-const COUNTRY_TLDS: &str = "ad ae af ag ai al ao aq ar at au aw ax az ba bb bd be bf bg bh bi bj bm bn bo br bs bt \
-bw by bz ca cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz de dj dk dm do dz ec ee eg er es et eu fi fj fk fm fo \
-fr ga ge gf gg gh gi gl gm gn gp gq gr gs gt gu gw gy hk hm hn hr ht hu ie il im io iq ir is it je jm jo jp ke kg kh \
-ki km kn kp kr kw ky kz la lb lc li lk lr ls lt lu lv ly ma mc me mg mh mn mp mq mr ms mt mu mv mw mx my mz na nc ne \
-nf ng ni nl no np nr nu nz om pa pe pf pg ph pk pn pr pt pw qa re ro ru rw sa sb sc sd se sg si sk sl sm sn sr ss st \
-su sv sx sy sz tc td tg th tj tk tl tm tn to tr tt tv tw tz ua ug uk us uy uz va vc ve vg vi vn vu wf ws ye yt za zm \
-zw";
+const COUNTRY_TLDS: &[&str] = &[
+    "ad", "ae", "af", "ag", "ai", "al", "ao", "aq", "ar", "at", "au", "aw", "ax", "az", "ba", "bb", "bd", "be", "bf",
+    "bg", "bh", "bi", "bj", "bm", "bn", "bo", "br", "bs", "bt", "bw", "by", "bz", "ca", "cd", "cf", "cg", "ch", "ci",
+    "ck", "cl", "cm", "cn", "co", "cr", "cu", "cv", "cw", "cx", "cy", "cz", "de", "dj", "dk", "dm", "dz", "ec", "ee",
+    "eg", "er", "es", "et", "eu", "fi", "fj", "fk", "fm", "fo", "fr", "ga", "ge", "gf", "gg", "gh", "gi", "gl", "gm",
+    "gn", "gp", "gq", "gr", "gs", "gt", "gu", "gw", "gy", "hk", "hm", "hn", "hr", "ht", "hu", "ie", "il", "im", "io",
+    "iq", "ir", "is", "it", "je", "jm", "jo", "jp", "ke", "kg", "kh", "ki", "km", "kn", "kp", "kr", "kw", "ky", "kz",
+    "la", "lb", "lc", "li", "lk", "lr", "ls", "lt", "lu", "lv", "ly", "ma", "mc", "me", "mg", "mh", "mn", "mp", "mq",
+    "mr", "ms", "mt", "mu", "mv", "mw", "mx", "my", "mz", "na", "nc", "ne", "nf", "ng", "ni", "nl", "no", "np", "nr",
+    "nz", "om", "pa", "pe", "pf", "pg", "ph", "pk", "pn", "pr", "pw", "qa", "re", "ro", "ru", "rw", "sa", "sb", "sc",
+    "sd", "se", "sg", "si", "sk", "sl", "sm", "sn", "sr", "ss", "st", "su", "sx", "sy", "sz", "tc", "td", "tg", "th",
+    "tj", "tk", "tl", "tm", "tn", "to", "tr", "tt", "tv", "tw", "tz", "ua", "ug", "uk", "us", "uy", "uz", "va", "vc",
+    "ve", "vg", "vi", "vn", "vu", "wf", "ws", "ye", "yt", "za", "zm", "zw",
+];
 
 /// Generic top-level domains a bare domain in prose is recognized by: the
 /// common ones that are not also everyday identifiers in code (`name`,
@@ -41,7 +48,7 @@ fn listed(list: &str, word: &str) -> bool {
 
 /// Whether a bare domain in prose may end with `tld` (lowercase).
 pub fn prose_tld(tld: &str) -> bool {
-    listed(COUNTRY_TLDS, tld) || listed(GENERIC_TLDS, tld)
+    COUNTRY_TLDS.binary_search(&tld).is_ok() || (tld.len() > 2 && listed(GENERIC_TLDS, tld))
 }
 
 /// Whether an email's domain may end with `tld` (lowercase): two or more
@@ -57,9 +64,10 @@ pub fn label_char(c: char) -> bool {
 }
 
 /// The canonical form of a host as written (without scheme, userinfo or
-/// port), or `None` when it is not a host.
-pub fn canonical_host(raw: &str) -> Option<String> {
+/// port), or `None` when it is not a host; `work` counts the steps taken.
+pub fn canonical_host(raw: &str, work: &mut u64) -> Option<String> {
     let raw = raw.strip_suffix('.').unwrap_or(raw);
+    *work += raw.len() as u64;
     if raw.is_empty() || raw.chars().count() > MAX_HOST_CHARS {
         return None;
     }
@@ -84,6 +92,10 @@ pub fn canonical_host(raw: &str) -> Option<String> {
             out.push_str(label);
         } else {
             let chars: Vec<char> = label.chars().collect();
+            if chars.len() > MAX_LABEL_CHARS {
+                return None;
+            }
+            *work += (chars.len() * chars.len()) as u64;
             out.push_str("xn--");
             out.push_str(&punycode(&chars)?);
         }
@@ -172,8 +184,8 @@ fn adapt(delta: u32, points: u32, first: bool) -> u32 {
 }
 
 /// The punycode of one label (RFC 3492), without the `xn--` prefix; `None`
-/// on overflow. A label is at most [`MAX_HOST_CHARS`] characters, so the
-/// quadratic loop of the algorithm is bounded.
+/// on overflow or once it is longer than a label can be. Its loop is quadratic in the label, which a host's label
+/// bounds to 63 characters.
 pub fn punycode(input: &[char]) -> Option<String> {
     let mut out: String = input.iter().filter(|c| c.is_ascii()).collect();
     let basic = out.len() as u32;
@@ -181,9 +193,14 @@ pub fn punycode(input: &[char]) -> Option<String> {
     if basic > 0 {
         out.push('-');
     }
+    let mut points: Vec<u32> = input.iter().map(|&c| c as u32).filter(|&c| c >= INITIAL_N).collect();
+    points.sort_unstable();
+    points.dedup();
     let (mut n, mut delta, mut bias, mut handled) = (INITIAL_N, 0u32, INITIAL_BIAS, basic);
-    while handled < total {
-        let m = input.iter().map(|&c| c as u32).filter(|&c| c >= n).min()?;
+    for &m in &points {
+        if out.len() + 4 > MAX_LABEL_CHARS {
+            return None;
+        }
         delta = delta.checked_add((m - n).checked_mul(handled + 1)?)?;
         n = m;
         for &c in input {
@@ -218,5 +235,5 @@ pub fn punycode(input: &[char]) -> Option<String> {
         delta = delta.checked_add(1)?;
         n = n.checked_add(1)?;
     }
-    Some(out)
+    (handled == total).then_some(out)
 }

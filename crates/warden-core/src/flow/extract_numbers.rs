@@ -70,7 +70,7 @@ fn iban_at(t: &mut Text, start: usize, length: usize, grouped: bool) -> Option<(
     let mut j = start;
     while out.len() < length {
         t.work += 1;
-        if grouped && !out.is_empty() && out.len() % 4 == 0 {
+        if grouped && !out.is_empty() && out.len().is_multiple_of(4) {
             if !matches!(t.at(j), ' ' | '-') {
                 return None;
             }

@@ -151,11 +151,13 @@ fn json_escape(src: &[char], i: usize) -> (Option<char>, usize) {
     match at(src, i + 1) {
         'u' => {
             let Some(high) = hex4(src, i + 2) else { return (Some('\\'), 1) };
-            if (0xd800..0xdc00).contains(&high) && at(src, i + 6) == '\\' && at(src, i + 7) == 'u' {
-                if let Some(low) = hex4(src, i + 8).filter(|l| (0xdc00..0xe000).contains(l)) {
-                    let c = 0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00);
-                    return (char::from_u32(c), 12);
-                }
+            if (0xd800..0xdc00).contains(&high)
+                && at(src, i + 6) == '\\'
+                && at(src, i + 7) == 'u'
+                && let Some(low) = hex4(src, i + 8).filter(|l| (0xdc00..0xe000).contains(l))
+            {
+                let c = 0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00);
+                return (char::from_u32(c), 12);
             }
             (Some(char::from_u32(high).unwrap_or(' ')), 6)
         }
