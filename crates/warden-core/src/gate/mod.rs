@@ -144,6 +144,44 @@ pub struct GateConfig {
     #[serde(skip_serializing)]
     #[cfg_attr(feature = "schema", schemars(with = "Option<String>", length(min = MIN_SECRET_CHARS, max = MAX_SECRET_CHARS)))]
     pub ledger_secret: Option<LedgerSecret>,
+    /// Settings per channel: `{"invite": {"noConsent": "ask"}}`.
+    #[cfg_attr(feature = "schema", schemars(length(max = MAX_CHANNEL_SETTINGS)))]
+    pub channels: BTreeMap<String, ChannelSettings>,
+    /// Whether a recipient with consent on the channel may get wording that
+    /// matches no template without an ask (`gate.no-template`). Off by
+    /// default; safe only with the `flow` link and provenance checks on.
+    pub free_text_for_consented: bool,
+}
+
+/// Most entries of `gate.channels`.
+pub const MAX_CHANNEL_SETTINGS: usize = 64;
+
+/// How a recipient without consent is treated on one channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum NoConsent {
+    /// Blocked (`gate.no-consent`, `deny`): the default.
+    Deny,
+    /// Asked (`gate.no-consent`, `ask`): a person approves the first contact.
+    Ask,
+}
+
+/// The settings of one channel in `gate.channels`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelSettings {
+    /// `deny` (default) or `ask`: what `gate.no-consent` decides on this channel.
+    #[serde(default = "default_no_consent")]
+    pub no_consent: NoConsent,
+}
+
+// Used by the schema derive, which reads serde's defaults.
+#[cfg_attr(not(feature = "schema"), allow(dead_code))]
+fn default_no_consent() -> NoConsent {
+    NoConsent::Deny
 }
 
 impl Default for GateConfig {
@@ -159,6 +197,8 @@ impl Default for GateConfig {
             templates: Vec::new(),
             stop_keywords: vec!["STOP".into()],
             ledger_secret: None,
+            channels: BTreeMap::new(),
+            free_text_for_consented: false,
         }
     }
 }
@@ -185,6 +225,8 @@ impl GateConfig {
         "templates",
         "stopKeywords",
         "ledgerSecret",
+        "channels",
+        "freeTextForConsented",
     ];
 
     /// Reads the `gate` section; absent means the gate is off.
@@ -223,6 +265,10 @@ impl GateConfig {
             c.stop_keywords = list;
         }
         c.ledger_secret = obj.get("ledgerSecret").and_then(|node| read_secret(r, &node));
+        if let Some(node) = obj.get("channels") {
+            c.channels = read_channels(r, &node);
+        }
+        c.free_text_for_consented = r.bool(&obj, "freeTextForConsented", false);
         c
     }
 
@@ -259,6 +305,44 @@ impl GateConfig {
         let end = clock::parse_clock(&self.end, true).unwrap_or(21 * 60);
         (start, end)
     }
+}
+
+fn read_channels(r: &mut Reader, node: &Node<'_>) -> BTreeMap<String, ChannelSettings> {
+    let mut out = BTreeMap::new();
+    let serde_json::Value::Object(map) = node.value else {
+        r.error(
+            node.path.clone(),
+            format!("must be an object keyed by channel, got `{}`", crate::config::reader::shown(node.value)),
+        );
+        return out;
+    };
+    if map.len() > MAX_CHANNEL_SETTINGS {
+        r.error(node.path.clone(), format!("must have at most {MAX_CHANNEL_SETTINGS} channels, got {}", map.len()));
+    }
+    for (name, value) in map.iter().take(MAX_CHANNEL_SETTINGS) {
+        let child = Node { path: format!("{}.{name}", node.path), value };
+        if let Err(PolicyError::InvalidInput(e)) = check_channel(name) {
+            r.error(child.path.clone(), format!("`{}` is not a channel: {e}", shorten(name)));
+            continue;
+        }
+        let Some(obj) = r.object(&child, &["noConsent"]) else { continue };
+        let no_consent = match obj.get("noConsent") {
+            None => NoConsent::Deny,
+            Some(n) => match n.value.as_str() {
+                Some("deny") => NoConsent::Deny,
+                Some("ask") => NoConsent::Ask,
+                _ => {
+                    r.error(
+                        n.path,
+                        format!("must be `deny` or `ask`, got `{}`", crate::config::reader::shown(n.value)),
+                    );
+                    continue;
+                }
+            },
+        };
+        out.insert(name.clone(), ChannelSettings { no_consent });
+    }
+    out
 }
 
 fn read_template(r: &mut Reader, node: Node<'_>) -> Option<String> {
@@ -395,6 +479,43 @@ fn open_for_admin(config: &GateConfig, storage: &dyn Storage, now_ms: u64) -> Re
     })
 }
 
+/// Whether the ledger holds a consent on `channel` for any of `recipients`
+/// (the same person written several ways) and no opt-out for it. `false`
+/// when the gate is off or its ledger does not exist yet; nothing is written.
+pub fn consented(
+    config: &GateConfig,
+    storage: &dyn Storage,
+    channel: &str,
+    recipients: &[&str],
+    now_ms: u64,
+) -> Result<bool, StorageError> {
+    if !config.enabled || check_channel(channel).is_err() {
+        return Ok(false);
+    }
+    if store::get_json::<serde_json::Value>(storage, NAMESPACE, ledger::META_KEY)?.is_none() {
+        return Ok(false);
+    }
+    let key = match open(config, storage, now_ms) {
+        Ok(key) => key,
+        Err(LedgerError::Storage(e)) => return Err(e),
+        // A ledger this secret cannot read holds no consent it can find.
+        Err(LedgerError::KeyMismatch { .. }) => return Ok(false),
+    };
+    for r in recipients {
+        if check_recipient(r).is_err() {
+            continue;
+        }
+        let h = key.recipient(r);
+        if store::get_json::<OptOutRecord>(storage, NAMESPACE, &opt_out_key(&h))?.is_some() {
+            return Ok(false);
+        }
+        if store::get_json::<ConsentRecord>(storage, NAMESPACE, &consent_key(channel, &h))?.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 fn consent_key(channel: &str, recipient_hash: &str) -> String {
     format!("{}{channel}/{recipient_hash}", ledger::CONSENT_PREFIX)
 }
@@ -497,12 +618,14 @@ fn evaluate(
     }
     let consent =
         store::get_json::<ConsentRecord>(storage, NAMESPACE, &consent_key(channel, recipient_hash))?.map(|(c, _)| c);
+    let mut asks: Vec<(&str, String)> = Vec::new();
     if config.require_consent && consent.is_none() {
-        return Ok(Verdict::deny(
-            rules::NO_CONSENT,
-            format!("This recipient has not agreed to be messaged on `{}`.", shorten(channel)),
-            Risk::High,
-        ));
+        let why = format!("This recipient has not agreed to be messaged on `{}`.", shorten(channel));
+        match config.channels.get(channel).map_or(NoConsent::Deny, |c| c.no_consent) {
+            NoConsent::Deny => return Ok(Verdict::deny(rules::NO_CONSENT, why, Risk::High)),
+            // A first contact a person approves; the later rules still apply.
+            NoConsent::Ask => asks.push((rules::NO_CONSENT, why)),
+        }
     }
     let offset_text = consent.as_ref().and_then(|c| c.offset.clone()).unwrap_or_else(|| config.owner_offset.clone());
     let offset = clock::parse_offset(&offset_text).unwrap_or_else(|| config.owner_minutes());
@@ -520,7 +643,6 @@ fn evaluate(
             Risk::Medium,
         ));
     }
-    let mut asks: Vec<(&str, String)> = Vec::new();
     let thread_hash = key.thread(message.thread.as_deref());
     let thread =
         store::get_json::<ThreadRecord>(storage, NAMESPACE, &thread_key(channel, recipient_hash, &thread_hash))?
@@ -547,7 +669,8 @@ fn evaluate(
         .map(|(v, _)| v.values)
         .unwrap_or_default();
     let template = templates::first_match(&config.templates, &variables, body);
-    if template.is_none() {
+    let free_text = config.free_text_for_consented && consent.is_some();
+    if template.is_none() && !free_text {
         let why = if config.templates.is_empty() {
             "No routine wording is approved, so every message is asked about."
         } else {
@@ -557,11 +680,11 @@ fn evaluate(
     }
     let mut asks = asks.into_iter();
     let Some((rule, reason)) = asks.next() else {
-        let which = template.map(|i| format!("template {i}")).unwrap_or_default();
-        return Ok(Verdict::allow(
-            rules::ROUTINE,
-            format!("Consent, hours and thread allow it, and the wording matches {which}."),
-        ));
+        let which = match template {
+            Some(i) => format!("the wording matches template {i}"),
+            None => "a consented recipient may get free text (`freeTextForConsented`)".into(),
+        };
+        return Ok(Verdict::allow(rules::ROUTINE, format!("Consent, hours and thread allow it, and {which}.")));
     };
     let mut verdict =
         Verdict::new(Decision::Ask, rule, format!("{reason} Ask the person before sending."), Risk::Medium);
@@ -852,5 +975,7 @@ pub fn status(config: &GateConfig, ports: &Ports<'_>) -> Result<GateStatus, Poli
     })
 }
 
+#[cfg(test)]
+mod channels_tests;
 #[cfg(test)]
 mod tests;

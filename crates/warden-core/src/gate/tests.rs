@@ -456,7 +456,7 @@ fn gate_settings_are_checked_with_every_error_at_once() {
         (
             json!({"ownerOffset": "+00:00", "quietHours": true}),
             &[
-                "gate.quietHours: unknown field; allowed fields are `enabled`, `mode`, `ownerOffset`, `requireConsent`, `start`, `end`, `minGapSeconds`, `templates`, `stopKeywords`, `ledgerSecret`",
+                "gate.quietHours: unknown field; allowed fields are `enabled`, `mode`, `ownerOffset`, `requireConsent`, `start`, `end`, `minGapSeconds`, `templates`, `stopKeywords`, `ledgerSecret`, `channels`, `freeTextForConsented`",
             ],
         ),
     ];

@@ -153,6 +153,13 @@ pub struct ToolsConfig {
     /// Token and call budgets per agent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetConfig>,
+    /// Hosts fetch tools reach without asking, hosts they never reach, and
+    /// what happens to the others. Absent: every fetch is asked (`askKinds`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetch: Option<super::fetch::FetchConfig>,
+    /// Amount limits of payment tools, per call, per session and per recipient.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<super::payment::PaymentConfig>,
     /// Self-protection: the `self.*` rules that guard Warden's own files,
     /// commands and database from the agent. All on by default.
     pub self_protection: SelfProtection,
@@ -238,6 +245,8 @@ impl Default for ToolsConfig {
             ask_tools: Vec::new(),
             rules: BTreeMap::new(),
             budget: None,
+            fetch: None,
+            payment: None,
             self_protection: SelfProtection::default(),
             compiled: super::compiled::Compiled::default(),
         };
@@ -280,6 +289,8 @@ impl ToolsConfig {
         "askTools",
         "rules",
         "budget",
+        "fetch",
+        "payment",
         "selfProtection",
     ];
 
@@ -326,6 +337,21 @@ impl ToolsConfig {
         if let Some(node) = obj.get("budget") {
             config.budget = super::budget::read(r, &node);
         }
+        if let Some(node) = obj.get("fetch") {
+            config.fetch = super::fetch::read(r, &node);
+            if config.fetch.is_some()
+                && let Some(n) = obj.get("rules").and_then(|n| n.value.get(super::rules::FETCH_UNLISTED_HOST).cloned())
+                && n.get("decision").is_some()
+            {
+                r.error(
+                    format!("{}.{}.decision", obj.path_of("rules"), super::rules::FETCH_UNLISTED_HOST),
+                    "is set by `tools.fetch.unlisted` when `tools.fetch` is present; set it there",
+                );
+            }
+        }
+        if let Some(node) = obj.get("payment") {
+            config.payment = super::payment::read(r, &node);
+        }
         if let Some(node) = obj.get("selfProtection") {
             config.self_protection = read_self_protection(r, &node);
         }
@@ -358,6 +384,21 @@ impl ToolsConfig {
                 RuleDecision::Deny
             };
             return RuleSetting { decision, risk: RuleRisk::Critical, scope: RuleScope::Once };
+        }
+        if rule == super::rules::FETCH_UNLISTED_HOST
+            && let Some(fetch) = &self.fetch
+        {
+            let mut setting = self.rules.get(rule).copied().unwrap_or(RuleSetting {
+                decision: RuleDecision::Ask,
+                risk: RuleRisk::Medium,
+                scope: RuleScope::Session,
+            });
+            setting.decision = match fetch.unlisted {
+                super::fetch::Unlisted::Allow => RuleDecision::Allow,
+                super::fetch::Unlisted::Ask => RuleDecision::Ask,
+                super::fetch::Unlisted::Deny => RuleDecision::Deny,
+            };
+            return setting;
         }
         if let Some(setting) = self.rules.get(rule) {
             return *setting;

@@ -17,9 +17,26 @@
 //! 5. **Exec gate** ([`exec`]): for shell tools, the command is parsed and
 //!    every program it would run is checked by rule family; the paths the
 //!    command reads and writes go through the path guard's checks here.
-//! 6. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
-//!    named in `askTools` are asked.
-//! 7. **Allow**.
+//! 6. **Fetch destinations** ([`fetch`]): with `tools.fetch`, the hosts of a
+//!    fetch tool's URLs are checked against `denyHosts` and `allowHosts`
+//!    (hosts the flow step knows as named or trusted count as allowed); the
+//!    `unlisted` decision replaces the `askKinds` ask of fetch tools, and a
+//!    fetch whose hosts are all allowed is not classed by the flow step.
+//! 7. **Flow** ([`crate::flow`], when the `flow` section is present): the
+//!    destinations of message, share, invite and payment tools, the links in
+//!    their bodies and the hosts of fetch tools are classed by where they
+//!    came from (named by the person, consented, trusted, approved, seen only
+//!    in a tool's result, unknown); `flow.untrusted-destination`,
+//!    `flow.unknown-destination` and `flow.foreign-link` decide as the
+//!    section says. In `flow.mode: observe` the finding is reported on the
+//!    final allow instead.
+//! 8. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
+//!    named in `askTools` are asked; a fetch whose every host the person
+//!    named or `flow.trustedHosts` lists is not asked for its kind.
+//! 9. **Allow**.
+//!
+//! Payment limits ([`payment`], `tools.payment`) run in step 2 with the
+//! budgets, so a remembered approval never lets a payment past them.
 //!
 //! Within a step, the most severe finding decides (deny over ask, then the
 //! higher risk) and the others are listed as signals. Every rule's decision,
@@ -49,6 +66,9 @@ pub mod exec;
 mod exec_interpreter_tests;
 #[cfg(test)]
 mod exec_tests;
+pub mod fetch;
+#[cfg(test)]
+mod fetch_tests;
 pub mod infrastructure;
 #[cfg(test)]
 mod infrastructure_tests;
@@ -56,6 +76,9 @@ mod infrastructure_tests;
 mod lazy_analysis_tests;
 pub mod memory;
 pub mod path_guard;
+pub mod payment;
+#[cfg(test)]
+mod payment_tests;
 pub mod permissions;
 #[cfg(test)]
 mod precision_table;
@@ -95,19 +118,31 @@ pub struct Finding {
 
 /// Judges a tool call whose arguments are the JSON object `args`. `version`
 /// is the digest of this section; remembered answers are bound to it.
+#[expect(clippy::too_many_arguments, reason = "each argument is a different part of the instance")]
 pub fn judge(
     config: &ToolsConfig,
     version: &str,
     host: &Prepared,
     ports: &Ports<'_>,
     index: &memory::Index,
+    flow: &crate::flow::Flow<'_>,
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
     if !config.enabled {
         return Verdict::not_configured("tool-call");
     }
-    evaluate(config, version, host, ports, index, call, args).under(config.mode)
+    let mut counted = None;
+    let verdict = evaluate(config, version, host, ports, index, flow, call, args, &mut counted);
+    // A payment counted in step 2 that a later step denied did not happen.
+    if let Some(c) = counted
+        && verdict.decision == Decision::Deny
+        && config.mode != crate::model::Mode::Observe
+        && let Err(e) = payment::uncount(ports.storage, &c)
+    {
+        return storage_failure(&e).under(config.mode);
+    }
+    verdict.under(config.mode)
 }
 
 fn storage_failure(e: &StorageError) -> Verdict {
@@ -274,14 +309,17 @@ fn decide(
     Some(verdict)
 }
 
+#[expect(clippy::too_many_arguments, reason = "each argument is a different part of the instance")]
 fn evaluate(
     config: &ToolsConfig,
     version: &str,
     host: &Prepared,
     ports: &Ports<'_>,
     index: &memory::Index,
+    flow: &crate::flow::Flow<'_>,
     call: &ToolCall,
     args: &Value,
+    counted: &mut Option<payment::Counted>,
 ) -> Verdict {
     let entry = config.classify(&call.tool_name);
     let places = places(config, host, call, entry, args);
@@ -346,6 +384,30 @@ fn evaluate(
             Err(e) => return storage_failure(&e),
         }
     }
+    if let Some(p) = &config.payment
+        && let Some(e) = entry.filter(|e| e.kind == Kind::Payment)
+    {
+        let limit = config.rule(rules::PAYMENT_LIMIT).decision;
+        let count_over = config.mode == crate::model::Mode::Observe || limit != RuleDecision::Deny;
+        match payment::check(p, ports.storage, &host.secret, e, args, session, call_id, count_over) {
+            Ok(outcome) => {
+                *counted = outcome.counted;
+                if let Some(f) = outcome.finding
+                    && let Some(v) = decide(config, &asked, vec![f], &mut signals)
+                {
+                    if v.decision == Decision::Deny
+                        && config.mode != crate::model::Mode::Observe
+                        && let Some(c) = counted.take()
+                        && let Err(e) = payment::uncount(ports.storage, &c)
+                    {
+                        return storage_failure(&e);
+                    }
+                    return v;
+                }
+            }
+            Err(e) => return storage_failure(&e),
+        }
+    }
 
     // 3. Saved allow.
     if let Some(s) = saved.filter(|s| s.allow) {
@@ -379,11 +441,57 @@ fn evaluate(
         }
     }
 
-    // 6. Ask rules.
+    // 6. Fetch destinations: with `tools.fetch`, a fetch is judged by its
+    // hosts (those the flow step knows as named or trusted count as listed)
+    // before the flow step, so a denied host is denied and a listed one is
+    // not asked.
+    let step = match crate::flow::decide::tool_step(flow, ports, call, entry, args) {
+        Ok(step) => step,
+        Err(e) => return storage_failure(&e),
+    };
     let kind = entry.map_or(Kind::Other, |e| e.kind);
+    let fetch_judged = config.fetch.is_some() && kind == Kind::Fetch;
+    let mut fetch_listed = false;
+    if let (Some(f), Some(e)) = (&config.fetch, entry.filter(|_| fetch_judged)) {
+        let known = step.fetch_known;
+        let named: &dyn Fn(&str) -> bool = &|_| known;
+        match fetch::check(f, &e.url_fields, args, named) {
+            fetch::Outcome::Finding(finding) => {
+                if let Some(v) = decide(config, &asked, vec![finding], &mut signals) {
+                    return v;
+                }
+            }
+            fetch::Outcome::Allowed => fetch_listed = true,
+            fetch::Outcome::Unlisted => {}
+        }
+    }
+
+    // 7. Flow.
+    let mut flow_observed = None;
+    if let Some(f) = step.flagged.filter(|_| !fetch_listed) {
+        let key = |scope| {
+            memory::approval_key(asked.secret, scope, asked.version, asked.tool, asked.fp(), asked.session, asked.call)
+        };
+        if f.decision == Decision::Allow {
+            signals.extend(f.signals);
+        } else {
+            let mut v = match crate::flow::decide::verdict(flow, ports, call, f, key) {
+                Ok(v) => v,
+                Err(e) => return storage_failure(&e),
+            };
+            if flow.config.mode == crate::model::Mode::Enforce {
+                v.signals.append(&mut signals);
+                return v;
+            }
+            signals.push(Signal::new(v.rule.clone(), v.reason.clone()));
+            flow_observed = Some(v);
+        }
+    }
+
+    // 8. Ask rules.
     let tool = crate::config::reader::Shortened(&call.tool_name);
     let mut findings = Vec::new();
-    if config.ask_kinds.contains(&kind) {
+    if config.ask_kinds.contains(&kind) && !fetch_judged && !step.fetch_known {
         findings.push(Finding {
             rule: rules::ASK_KIND,
             reason: format!("`{tool}` is a {} tool, which a person approves before it runs.", kind.as_str()),
@@ -399,7 +507,12 @@ fn evaluate(
         return v;
     }
 
-    // 7. Allow.
+    // 9. Allow, or what the flow step would have decided in observe mode.
+    if let Some(mut v) = flow_observed {
+        signals.retain(|s| s.name != v.rule);
+        v.signals.append(&mut signals);
+        return v.under(crate::model::Mode::Observe);
+    }
     let mut v = Verdict::allow(rules::ALLOW, "Nothing in the tool-call policy objects to this call.");
     v.signals = signals;
     v
@@ -412,12 +525,15 @@ pub fn record_approval(
     host: &Prepared,
     ports: &Ports<'_>,
     index: &memory::Index,
+    flow: &crate::flow::Flow<'_>,
     approval: &Approval,
 ) -> Result<(), PolicyError> {
     if !config.enabled {
         return Err(PolicyError::InvalidInput("key: the tool-call judge is off, so it asked nothing".into()));
     }
-    memory::record(ports.storage, index, &host.secret, version, approval)
+    memory::record(ports.storage, index, &host.secret, version, approval)?;
+    // An approved flow ask also makes its destinations approved.
+    crate::flow::decide::approve(flow, ports, approval)
 }
 
 /// Records model usage for budgets.

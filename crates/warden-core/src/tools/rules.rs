@@ -65,6 +65,15 @@ pub const BUDGET_CALLS: &str = "budget.calls";
 pub const ASK_KIND: &str = "tools.ask-kind";
 /// A tool listed in `askTools`.
 pub const ASK_TOOL: &str = "tools.ask-tool";
+/// A fetch of a host in `tools.fetch.denyHosts`.
+pub const FETCH_DENIED_HOST: &str = "fetch.denied-host";
+/// A fetch of a host on neither list, or of a URL whose host cannot be read;
+/// decides as `tools.fetch.unlisted` says.
+pub const FETCH_UNLISTED_HOST: &str = "fetch.unlisted-host";
+/// A payment past `tools.payment.maxAmount`, `maxPerSession` or `maxPerRecipient`.
+pub const PAYMENT_LIMIT: &str = "payment.limit";
+/// A payment whose amount is not a plain non-negative number.
+pub const PAYMENT_INVALID_AMOUNT: &str = "payment.invalid-amount";
 
 /// Reading or writing Warden's own files (database, configuration, key
 /// material, component cache) or the runtime's hook settings.
@@ -135,4 +144,8 @@ pub const RULES: &[RuleInfo] = &[
     rule(BUDGET_CALLS, D::Deny, R::Medium, S::Once),
     rule(ASK_KIND, D::Ask, R::Medium, S::Session),
     rule(ASK_TOOL, D::Ask, R::Medium, S::Session),
+    rule(FETCH_DENIED_HOST, D::Deny, R::High, S::Once),
+    rule(FETCH_UNLISTED_HOST, D::Ask, R::Medium, S::Session),
+    rule(PAYMENT_LIMIT, D::Deny, R::High, S::Once),
+    rule(PAYMENT_INVALID_AMOUNT, D::Deny, R::High, S::Once),
 ];

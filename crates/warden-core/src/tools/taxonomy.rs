@@ -252,7 +252,128 @@ pub fn builtin() -> Vec<ToolEntry> {
     let mut process = entry("process", Kind::Shell);
     process.command_fields = strings(&["data"]);
     out.push(process);
+    out.extend(destination_tools());
     out
+}
+
+/// One built-in entry of a kind with recipients: its tool name, kind,
+/// recipient, body and amount fields, and consent channel.
+struct Dest {
+    tool: &'static str,
+    kind: Kind,
+    to: &'static [&'static str],
+    body: &'static [&'static str],
+    amount: &'static [&'static str],
+    channel: Option<&'static str>,
+}
+
+const fn dest(tool: &'static str, kind: Kind, to: &'static [&'static str], body: &'static [&'static str]) -> Dest {
+    Dest { tool, kind, to, body, amount: &[], channel: None }
+}
+
+const fn email(tool: &'static str, to: &'static [&'static str], body: &'static [&'static str]) -> Dest {
+    Dest { tool, kind: Kind::Message, to, body, amount: &[], channel: Some("email") }
+}
+
+const fn pay(tool: &'static str, to: &'static [&'static str], amount: &'static [&'static str]) -> Dest {
+    Dest {
+        tool,
+        kind: Kind::Payment,
+        to,
+        body: &["subject", "memo", "note", "reference", "description"],
+        amount,
+        channel: None,
+    }
+}
+
+/// The email, chat, calendar, file-sharing and banking tools of common
+/// assistants and MCP servers, with the argument names those suites use.
+/// `message` and `send_message` keep their defaults above.
+const DESTINATION_TOOLS: &[Dest] = &[
+    // Email: agent tool suites and the Gmail and mail MCP servers.
+    email("send_email", &["recipients", "to", "cc", "bcc"], &["subject", "body"]),
+    email("reply_to_email", &["recipients", "to", "cc", "bcc"], &["subject", "body"]),
+    email("forward_email", &["recipients", "to", "cc", "bcc"], &["subject", "body"]),
+    email("draft_email", &["recipients", "to", "cc", "bcc"], &["subject", "body"]),
+    email("mcp__*__send_email", &["to", "recipients", "cc", "bcc"], &["subject", "body", "htmlBody"]),
+    email("mcp__*__reply_email", &["to", "recipients", "cc", "bcc"], &["subject", "body", "htmlBody"]),
+    email("mcp__*__forward_email", &["to", "recipients", "cc", "bcc"], &["subject", "body", "htmlBody"]),
+    email("mcp__*__draft_email", &["to", "recipients", "cc", "bcc"], &["subject", "body", "htmlBody"]),
+    // Chat: direct and channel messages; the Slack MCP server posts to `channel_id`.
+    dest("send_direct_message", Kind::Message, &["recipient"], &["body"]),
+    dest("send_channel_message", Kind::Message, &["channel"], &["body"]),
+    dest("post_message", Kind::Message, &["channel", "channel_id", "recipient", "to"], &["text", "body", "message"]),
+    dest("mcp__*__slack_post_message", Kind::Message, &["channel_id"], &["text"]),
+    dest("mcp__*__slack_reply_to_thread", Kind::Message, &["channel_id"], &["text"]),
+    dest(
+        "mcp__*__send_message",
+        Kind::Message,
+        &["to", "recipient", "channel", "channel_id", "chat_id"],
+        &["text", "body", "message", "content"],
+    ),
+    // Agent tool suites' web tools: reading a page reaches the network.
+    dest("get_webpage", Kind::Fetch, &[], &[]),
+    // A page posted to a URL is content sent to wherever the URL points.
+    dest("post_webpage", Kind::Message, &["url"], &["content"]),
+    // File sharing.
+    dest("share_file", Kind::Share, &["email", "emails", "recipient", "recipients", "user"], &["message"]),
+    dest(
+        "mcp__*__share*",
+        Kind::Share,
+        &["email", "emails", "emailAddress", "recipient", "recipients", "user"],
+        &["message", "emailMessage"],
+    ),
+    // Invitations: people added to a workspace, a channel or an event.
+    dest("invite_user_to_slack", Kind::Invite, &["user_email", "user"], &[]),
+    dest("invite_user*", Kind::Invite, &["email", "user_email", "user", "users", "invitee", "invitees"], &["message"]),
+    dest("add_user_to_channel", Kind::Invite, &["user"], &[]),
+    dest("mcp__*__invite*", Kind::Invite, &["email", "emails", "user", "users", "invitee", "invitees"], &["message"]),
+    // An event's participants are invited: the calendar mails them the invitation.
+    Dest {
+        tool: "create_calendar_event",
+        kind: Kind::Invite,
+        to: &["participants", "attendees"],
+        body: &["title", "description", "location"],
+        amount: &[],
+        channel: Some("email"),
+    },
+    Dest {
+        tool: "add_calendar_event_participants",
+        kind: Kind::Invite,
+        to: &["participants", "attendees"],
+        body: &[],
+        amount: &[],
+        channel: Some("email"),
+    },
+    Dest {
+        tool: "mcp__*__create_event",
+        kind: Kind::Invite,
+        to: &["attendees", "participants"],
+        body: &["summary", "title", "description", "location"],
+        amount: &[],
+        channel: Some("email"),
+    },
+    // Payments.
+    pay("send_money", &["recipient"], &["amount"]),
+    pay("schedule_transaction", &["recipient"], &["amount"]),
+    pay("update_scheduled_transaction", &["recipient"], &["amount"]),
+    pay("mcp__*__send_money", &["recipient", "to", "iban", "account"], &["amount"]),
+    pay("mcp__*__transfer*", &["recipient", "to", "iban", "account", "destination", "payee"], &["amount"]),
+    pay("mcp__*__create_payment*", &["recipient", "to", "iban", "account", "payee"], &["amount"]),
+];
+
+fn destination_tools() -> impl Iterator<Item = ToolEntry> {
+    DESTINATION_TOOLS.iter().map(|d| {
+        let mut e = entry(d.tool, d.kind);
+        if d.kind == Kind::Fetch {
+            return e;
+        }
+        e.recipient_fields = strings(d.to);
+        e.body_fields = strings(d.body);
+        e.amount_fields = strings(d.amount);
+        e.channel = d.channel.map(str::to_string);
+        e
+    })
 }
 
 /// Whether a tool-name glob matches a name: `*` matches any run of characters.
@@ -348,12 +469,48 @@ mod tests {
             ("apply_patch", Some(Kind::Edit)),
             ("WebFetch", Some(Kind::Fetch)),
             ("message", Some(Kind::Message)),
+            ("send_email", Some(Kind::Message)),
+            ("mcp__gmail__send_email", Some(Kind::Message)),
+            ("mcp__slack__slack_post_message", Some(Kind::Message)),
+            ("send_direct_message", Some(Kind::Message)),
+            ("share_file", Some(Kind::Share)),
+            ("mcp__gdrive__share_file", Some(Kind::Share)),
+            ("invite_user_to_slack", Some(Kind::Invite)),
+            ("add_user_to_channel", Some(Kind::Invite)),
+            ("create_calendar_event", Some(Kind::Invite)),
+            ("send_money", Some(Kind::Payment)),
+            ("update_scheduled_transaction", Some(Kind::Payment)),
+            ("mcp__bank__transfer_funds", Some(Kind::Payment)),
+            ("send_message", Some(Kind::Message)),
             ("mcp__github__create_issue", None),
             ("bash", None),
         ];
         for (name, kind) in cases {
             assert_eq!(classify(&[], &builtin, name).map(|e| e.kind), *kind, "{name}");
         }
+    }
+
+    #[test]
+    fn destination_tools_name_the_fields_their_suites_use() {
+        let builtin = builtin();
+        let get = |name: &str| classify(&[], &builtin, name).cloned().unwrap_or_else(|| entry(name, Kind::Other));
+        let mail = get("send_email");
+        assert_eq!(mail.recipient_fields, ["recipients", "to", "cc", "bcc"]);
+        assert_eq!(mail.channel.as_deref(), Some("email"));
+        assert_eq!(get("mcp__slack__slack_post_message").recipient_fields, ["channel_id"]);
+        assert_eq!(get("share_file").recipient_fields[0], "email");
+        assert_eq!(get("invite_user_to_slack").recipient_fields, ["user_email", "user"]);
+        assert_eq!(get("create_calendar_event").recipient_fields, ["participants", "attendees"]);
+        let money = get("send_money");
+        assert_eq!(
+            (money.recipient_fields.as_slice(), money.amount_fields.as_slice()),
+            (&["recipient".to_string()][..], &["amount".to_string()][..])
+        );
+        // The pinned chat tools keep the defaults of their kind.
+        let (to, body, _) = default_destination_fields(Kind::Message);
+        assert_eq!((get("message").recipient_fields, get("message").body_fields), (to.clone(), body.clone()));
+        assert_eq!((get("send_message").recipient_fields, get("send_message").body_fields), (to, body));
+        assert_eq!(get("send_message").channel, None);
     }
 
     #[test]
