@@ -34,7 +34,7 @@ const toolCtx = (runId) => ({ runId, agentId: "main", sessionKey: "agent:main:ma
 
 test("every_hook_is_registered_and_warden_handlers_run_first", () => {
   const { handlers } = load({}, fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-")));
-  assert.deepEqual(Object.keys(handlers).sort(), ["agent_end", "before_prompt_build", "before_tool_call", "message_sending", "message_sent"]);
+  assert.deepEqual(Object.keys(handlers).sort(), ["after_tool_call", "agent_end", "before_prompt_build", "before_tool_call", "message_sending", "message_sent"]);
   for (const name of ["before_prompt_build", "before_tool_call", "message_sending"]) assert.equal(handlers[name].opts.priority, 1000);
 });
 
@@ -82,4 +82,26 @@ test("the_plugin_judges_at_its_own_clock_whatever_time_an_event_carries", async 
     assert.equal(other?.block, true, JSON.stringify(prompt));
     assert.match(other.blockReason, /rule pin\.other-chat/);
   }
+});
+
+test("after_tool_call_reports_the_result_and_the_next_call_waits_for_it", async () => {
+  const p = load({}, fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-")));
+  assert.equal(await p.fire("before_tool_call", { toolName: "read", params: { path: "x" }, toolCallId: "c1" }, toolCtx("r1")), undefined);
+  const observed = p.fire(
+    "after_tool_call",
+    { toolName: "read", params: { path: "x" }, toolCallId: "c1", runId: "r1", result: { content: [{ type: "text", text: "mail bob@example.com" }] } },
+    { toolName: "read", agentId: "main", sessionKey: "agent:main:main", runId: "r1", toolCallId: "c1" },
+  );
+  assert.ok(observed instanceof Promise, "the observation runs in the background");
+  assert.equal(await observed, undefined, "after_tool_call answers nothing");
+  assert.ok(!p.lines.some((l) => l.includes("was not recorded")), p.lines.join("\n"));
+});
+
+test("a_tool_result_that_cannot_be_recorded_is_logged_and_changes_nothing", async () => {
+  const file = fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-"));
+  fs.mkdirSync(path.join(file, "warden", "warden.db"), { recursive: true });
+  const p = load({ tools: { enabled: false } }, file);
+  const out = await p.fire("after_tool_call", { toolName: "read", toolCallId: "c1", result: "bob@example.com" }, { sessionKey: "agent:main:main" });
+  assert.equal(out, undefined);
+  assert.ok(p.lines.some((l) => l.startsWith("warn") && l.includes("the result of read was not recorded")), p.lines.join("\n"));
 });
