@@ -55,7 +55,26 @@ def _call(kind: str, name: str, args: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
+def _scripted(messages: List[Dict[str, Any]]):
+    """`CALLS: [[name, args], ...]` in the first user message: those calls, in
+    order, one per request, then an answer quoting every tool result."""
+    first = next((m for m in messages if m.get("role") == "user"), None)
+    text = _content_text(first.get("content")) if first else ""
+    if "CALLS:" not in text:
+        return None
+    calls = json.loads(text.split("CALLS:", 1)[1].strip().splitlines()[0])
+    made = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
+    if made < len(calls):
+        name, args = calls[made]
+        return _call("seq", name, args)
+    results = [_content_text(m.get("content")) for m in messages if m.get("role") == "tool"]
+    return {"role": "assistant", "content": "The tools said: " + " | ".join(results)}
+
+
 def _answer(messages: List[Dict[str, Any]]) -> Dict[str, Any]:
+    scripted = _scripted(messages)
+    if scripted is not None:
+        return scripted
     last = messages[-1]
     if last.get("role") == "tool":
         call_id = str(last.get("tool_call_id") or "")
