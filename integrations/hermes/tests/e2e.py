@@ -463,7 +463,8 @@ def provenance_of_a_destination_decides_the_next_call():
         calls = [["terminal", {"command": "cat inbox.txt"}],
                  ["web_extract", {"urls": ["https://pay.evil.example/claim"]}],
                  ["web_extract", {"urls": ["https://docs.example.org/guide"]}]]
-        message = "Read my inbox, then open https://docs.example.org/guide for me.\nCALLS: " + json.dumps(calls)
+        mock_model.SCRIPT[:] = calls
+        message = "SCRIPTED: read my inbox, then open https://docs.example.org/guide for me."
         before = counters()
         reply, results, user = turn("e2e-provenance", "", message=message, toolsets=("terminal", "web"))
         d = delta(before, counters())

@@ -55,14 +55,19 @@ def _call(kind: str, name: str, args: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
+# The calls a turn whose first user message says `SCRIPTED` makes: set by
+# the test, so that the person's message names none of their values.
+SCRIPT: List[Any] = []
+
+
 def _scripted(messages: List[Dict[str, Any]]):
-    """`CALLS: [[name, args], ...]` in the first user message: those calls, in
-    order, one per request, then an answer quoting every tool result."""
+    """A `SCRIPTED` turn: the calls of SCRIPT (`[name, args]`), in order, one
+    per request, then an answer quoting every tool result."""
     first = next((m for m in messages if m.get("role") == "user"), None)
     text = _content_text(first.get("content")) if first else ""
-    if "CALLS:" not in text:
+    if "SCRIPTED" not in text:
         return None
-    calls = json.loads(text.split("CALLS:", 1)[1].strip().splitlines()[0])
+    calls = SCRIPT
     made = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
     if made < len(calls):
         name, args = calls[made]
