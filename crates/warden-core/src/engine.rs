@@ -25,6 +25,9 @@ pub struct Warden {
     pending: counters::Pending,
     /// Whether decision memory's markers can be trusted.
     memory: tools::memory::Index,
+    /// The flow check's key, read once; and its settings' version.
+    flow_keys: crate::flow::record::Keys,
+    flow_version: String,
 }
 
 impl Warden {
@@ -35,6 +38,7 @@ impl Warden {
         // Remembered tool-call answers are bound to the judge's own settings,
         // so editing, say, a safety scenario does not re-ask every approval.
         let tools_version = crate::digest::versioned(&config.tools);
+        let flow_version = crate::digest::versioned(&config.flow);
         Ok(Warden {
             config,
             policy_version,
@@ -42,6 +46,8 @@ impl Warden {
             host: crate::host::Prepared::default(),
             pending: counters::Pending::default(),
             memory: tools::memory::Index::default(),
+            flow_keys: crate::flow::record::Keys::default(),
+            flow_version,
         })
     }
 
@@ -51,6 +57,7 @@ impl Warden {
     pub fn set_host_context(&mut self, context: &crate::host::HostContext) -> Result<(), PolicyError> {
         context.validate()?;
         self.host = context.prepare();
+        self.flow_keys = crate::flow::record::Keys::default();
         Ok(())
     }
 
@@ -95,7 +102,18 @@ impl Warden {
             self.config.tools.status(),
             self.config.gate.status(),
             self.config.dlp.status(),
+            self.config.flow.status(),
         ]
+    }
+
+    fn flow(&self) -> crate::flow::Flow<'_> {
+        crate::flow::Flow {
+            config: &self.config.flow,
+            gate: &self.config.gate,
+            secret: &self.host.secret,
+            keys: &self.flow_keys,
+            version: &self.flow_version,
+        }
     }
 
     /// Judges a tool call. Fails closed: arguments that are not a JSON object,
@@ -147,8 +165,16 @@ impl Warden {
         {
             return v.clone();
         }
-        let judged =
-            tools::judge(&self.config.tools, &self.tools_version, &self.host, ports, &self.memory, call, &args);
+        let judged = tools::judge(
+            &self.config.tools,
+            &self.tools_version,
+            &self.host,
+            ports,
+            &self.memory,
+            &self.flow(),
+            call,
+            &args,
+        );
         // When the judge found nothing to say beyond its default allow, the
         // pin's positive answer is the rule that decided; anything the judge
         // did decide (a memory, an ask, a deny) stays the rule.
@@ -166,18 +192,23 @@ impl Warden {
 
     /// Checks an inbound turn. Fails open.
     pub fn check_turn(&self, ports: &Ports<'_>, turn: &Turn) -> TurnOutcome {
-        safety::check(&self.config.safety, ports, turn, self.config.debug)
+        let mut outcome = safety::check(&self.config.safety, ports, turn, self.config.debug);
+        // After safety, which it never changes: a turn that does not proceed names nothing.
+        if outcome.proceed {
+            outcome.signals.extend(crate::flow::record_turn(&self.flow(), ports, turn));
+        }
+        outcome
     }
 
     /// Records what a tool returned, so that the destinations in it are known
     /// to come from content the agent read.
     pub fn observe_tool_result(&self, ports: &Ports<'_>, result: &ToolResult) -> Result<Observation, PolicyError> {
-        crate::flow::observe(ports, result)
+        crate::flow::observe(&self.flow(), ports, result)
     }
 
     /// Checks a message before it is sent or read. Fails closed.
     pub fn check_outbound(&self, ports: &Ports<'_>, message: &OutboundMessage) -> Verdict {
-        let verdict = outbound::check(&self.config, ports, message);
+        let verdict = outbound::check_with(&self.config, &self.flow(), ports, message);
         self.pending.add(ports, &format!("outbound.{}.{}", verdict.decision.as_str(), verdict.rule), message.now_ms);
         verdict
     }
@@ -210,7 +241,15 @@ impl Warden {
         if approval.key.starts_with(tools::APPROVAL_KEY_PREFIX)
             || approval.key.starts_with(tools::OLD_APPROVAL_KEY_PREFIX)
         {
-            tools::record_approval(&self.config.tools, &self.tools_version, &self.host, ports, &self.memory, approval)
+            tools::record_approval(
+                &self.config.tools,
+                &self.tools_version,
+                &self.host,
+                ports,
+                &self.memory,
+                &self.flow(),
+                approval,
+            )
         } else if approval.key.starts_with(outbound::APPROVAL_KEY_PREFIX) {
             outbound::record_approval(&self.config, ports, approval)
         } else {

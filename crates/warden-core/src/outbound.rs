@@ -38,7 +38,7 @@
 use crate::config::Config;
 use crate::digest;
 use crate::dlp::{self, Classification, verdict::GuardDecision};
-use crate::gate;
+use crate::gate::{self, GateConfig};
 use crate::model::{Approval, Decision, OutboundMessage, PolicyError, Risk, Scope, Signal, Verdict};
 use crate::ports::{Level, Ports, StorageError};
 use crate::prelude::*;
@@ -172,9 +172,24 @@ fn strictest(parts: Vec<Verdict>) -> Option<Verdict> {
     Some(chosen)
 }
 
-/// Checks a message before it is sent (or, for peer messages, read).
+/// Checks a message before it is sent (or, for peer messages, read), with
+/// the flow check on its own key (no approval secret).
 pub fn check(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> Verdict {
-    let verdict = decide(config, ports, message);
+    let keys = crate::flow::record::Keys::default();
+    let version = digest::versioned(&config.flow);
+    let flow =
+        crate::flow::Flow { config: &config.flow, gate: &config.gate, secret: &[], keys: &keys, version: &version };
+    check_with(config, &flow, ports, message)
+}
+
+/// Checks a message before it is sent (or, for peer messages, read).
+pub fn check_with(
+    config: &Config,
+    flow: &crate::flow::Flow<'_>,
+    ports: &Ports<'_>,
+    message: &OutboundMessage,
+) -> Verdict {
+    let verdict = decide(config, flow, ports, message);
     let level =
         if verdict.decision == Decision::Allow && verdict.observed.is_none() { Level::Debug } else { Level::Info };
     // Outcomes and rules only: never the recipient or the text.
@@ -198,7 +213,7 @@ pub fn check(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> V
     verdict
 }
 
-fn decide(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> Verdict {
+fn decide(config: &Config, flow: &crate::flow::Flow<'_>, ports: &Ports<'_>, message: &OutboundMessage) -> Verdict {
     let text = match dlp::precheck(message) {
         Ok(text) => text,
         Err(denied) => return denied,
@@ -209,14 +224,35 @@ fn decide(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> Verd
     {
         return v.clone();
     }
-    let gate = gate::check(&config.gate, ports, message);
+    // Where the recipient and the links came from (`flow`); a recipient the
+    // person named may count as consented (`flow.namedCountsAsConsent`).
+    let flowed = match crate::flow::decide::outbound_step(flow, ports, message, text) {
+        Ok(v) => v,
+        Err(e) => return crate::flow::decide::outbound_storage_failure(&e),
+    };
+    if let Some(v) = &flowed
+        && v.decision == Decision::Deny
+    {
+        return v.clone();
+    }
+    let named = match crate::flow::decide::recipient_named(flow, ports, message) {
+        Ok(named) => named,
+        Err(e) => return crate::flow::decide::outbound_storage_failure(&e),
+    };
+    let gate = if named && config.gate.require_consent {
+        let consent_by_name = GateConfig { require_consent: false, ..config.gate.clone() };
+        gate::check(&consent_by_name, ports, message)
+            .map(|v| v.with_signal(Signal::new(gate::rules::NO_CONSENT, "The person named this recipient in this session, which counts as consent (`flow.namedCountsAsConsent`).")))
+    } else {
+        gate::check(&config.gate, ports, message)
+    };
     if let Some(v) = &gate
         && v.decision == Decision::Deny
     {
         return v.clone();
     }
     let classifies = config.dlp.classifier.as_ref().is_some_and(|c| c.classifies(message.direction));
-    if gate.is_none() && !classifies && personal.is_none() {
+    if gate.is_none() && !classifies && personal.is_none() && flowed.is_none() {
         // Nothing can ask about this message, so there is no review state to read.
         return dlp::passed();
     }
@@ -229,7 +265,7 @@ fn decide(config: &Config, ports: &Ports<'_>, message: &OutboundMessage) -> Verd
     let remembered = review.classification();
     let classified = dlp::classify(&config.dlp, ports, message, text, remembered.as_ref());
     let mut new_classification = None;
-    let mut parts: Vec<Verdict> = gate.into_iter().chain(personal).collect();
+    let mut parts: Vec<Verdict> = gate.into_iter().chain(personal).chain(flowed).collect();
     if let Some((verdict, classification)) = classified {
         if remembered.is_none() {
             new_classification = classification.filter(|c| c.decision != GuardDecision::Allow);

@@ -10,6 +10,7 @@ pub mod reader;
 
 use crate::digest;
 use crate::dlp::DlpConfig;
+use crate::flow::FlowConfig;
 use crate::gate::GateConfig;
 use crate::pin::PinConfig;
 use crate::prelude::*;
@@ -23,7 +24,7 @@ use serde::Serialize;
 pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
-const TOP_LEVEL: &[&str] = &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp"];
+const TOP_LEVEL: &[&str] = &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow"];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -49,6 +50,9 @@ pub struct Config {
     pub gate: GateConfig,
     /// Data-loss prevention for outbound messages and prompt-injection checks of peer messages.
     pub dlp: DlpConfig,
+    /// Where a destination came from: the person's words, consent, or content the agent read.
+    #[serde(skip_serializing_if = "FlowConfig::is_absent")]
+    pub flow: FlowConfig,
 }
 
 impl Config {
@@ -94,10 +98,12 @@ impl Config {
         let gate = GateConfig::read(&mut r, section);
         let section = r.section(&obj, "dlp", DlpConfig::FIELDS);
         let dlp = DlpConfig::read(&mut r, section, &destinations);
+        let section = r.section(&obj, "flow", FlowConfig::FIELDS);
+        let flow = FlowConfig::read(&mut r, section);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp })
+        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

@@ -395,6 +395,43 @@ fn open_for_admin(config: &GateConfig, storage: &dyn Storage, now_ms: u64) -> Re
     })
 }
 
+/// Whether the ledger holds a consent on `channel` for any of `recipients`
+/// (the same person written several ways) and no opt-out for it. `false`
+/// when the gate is off or its ledger does not exist yet; nothing is written.
+pub fn consented(
+    config: &GateConfig,
+    storage: &dyn Storage,
+    channel: &str,
+    recipients: &[&str],
+    now_ms: u64,
+) -> Result<bool, StorageError> {
+    if !config.enabled || check_channel(channel).is_err() {
+        return Ok(false);
+    }
+    if store::get_json::<serde_json::Value>(storage, NAMESPACE, ledger::META_KEY)?.is_none() {
+        return Ok(false);
+    }
+    let key = match open(config, storage, now_ms) {
+        Ok(key) => key,
+        Err(LedgerError::Storage(e)) => return Err(e),
+        // A ledger this secret cannot read holds no consent it can find.
+        Err(LedgerError::KeyMismatch { .. }) => return Ok(false),
+    };
+    for r in recipients {
+        if check_recipient(r).is_err() {
+            continue;
+        }
+        let h = key.recipient(r);
+        if store::get_json::<OptOutRecord>(storage, NAMESPACE, &opt_out_key(&h))?.is_some() {
+            return Ok(false);
+        }
+        if store::get_json::<ConsentRecord>(storage, NAMESPACE, &consent_key(channel, &h))?.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 fn consent_key(channel: &str, recipient_hash: &str) -> String {
     format!("{}{channel}/{recipient_hash}", ledger::CONSENT_PREFIX)
 }

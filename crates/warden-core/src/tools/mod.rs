@@ -17,9 +17,18 @@
 //! 5. **Exec gate** ([`exec`]): for shell tools, the command is parsed and
 //!    every program it would run is checked by rule family; the paths the
 //!    command reads and writes go through the path guard's checks here.
-//! 6. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
-//!    named in `askTools` are asked.
-//! 7. **Allow**.
+//! 6. **Flow** ([`crate::flow`], when the `flow` section is present): the
+//!    destinations of message, share, invite and payment tools, the links in
+//!    their bodies and the hosts of fetch tools are classed by where they
+//!    came from (named by the person, consented, trusted, approved, seen only
+//!    in a tool's result, unknown); `flow.untrusted-destination`,
+//!    `flow.unknown-destination` and `flow.foreign-link` decide as the
+//!    section says. In `flow.mode: observe` the finding is reported on the
+//!    final allow instead.
+//! 7. **Ask rules**: tools of a kind in `askKinds` (by default `fetch`) or
+//!    named in `askTools` are asked; a fetch whose every host the person
+//!    named or `flow.trustedHosts` lists is not asked for its kind.
+//! 8. **Allow**.
 //!
 //! Within a step, the most severe finding decides (deny over ask, then the
 //! higher risk) and the others are listed as signals. Every rule's decision,
@@ -92,19 +101,21 @@ pub struct Finding {
 
 /// Judges a tool call whose arguments are the JSON object `args`. `version`
 /// is the digest of this section; remembered answers are bound to it.
+#[expect(clippy::too_many_arguments, reason = "each argument is a different part of the instance")]
 pub fn judge(
     config: &ToolsConfig,
     version: &str,
     host: &Prepared,
     ports: &Ports<'_>,
     index: &memory::Index,
+    flow: &crate::flow::Flow<'_>,
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
     if !config.enabled {
         return Verdict::not_configured("tool-call");
     }
-    evaluate(config, version, host, ports, index, call, args).under(config.mode)
+    evaluate(config, version, host, ports, index, flow, call, args).under(config.mode)
 }
 
 fn storage_failure(e: &StorageError) -> Verdict {
@@ -271,12 +282,14 @@ fn decide(
     Some(verdict)
 }
 
+#[expect(clippy::too_many_arguments, reason = "each argument is a different part of the instance")]
 fn evaluate(
     config: &ToolsConfig,
     version: &str,
     host: &Prepared,
     ports: &Ports<'_>,
     index: &memory::Index,
+    flow: &crate::flow::Flow<'_>,
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
@@ -376,11 +389,37 @@ fn evaluate(
         }
     }
 
-    // 6. Ask rules.
+    // 6. Flow.
+    let step = match crate::flow::decide::tool_step(flow, ports, call, entry, args) {
+        Ok(step) => step,
+        Err(e) => return storage_failure(&e),
+    };
+    let mut flow_observed = None;
+    if let Some(f) = step.flagged {
+        let key = |scope| {
+            memory::approval_key(asked.secret, scope, asked.version, asked.tool, asked.fp(), asked.session, asked.call)
+        };
+        if f.decision == Decision::Allow {
+            signals.extend(f.signals);
+        } else {
+            let mut v = match crate::flow::decide::verdict(flow, ports, call, f, key) {
+                Ok(v) => v,
+                Err(e) => return storage_failure(&e),
+            };
+            if flow.config.mode == crate::model::Mode::Enforce {
+                v.signals.append(&mut signals);
+                return v;
+            }
+            signals.push(Signal::new(v.rule.clone(), v.reason.clone()));
+            flow_observed = Some(v);
+        }
+    }
+
+    // 7. Ask rules.
     let kind = entry.map_or(Kind::Other, |e| e.kind);
     let tool = crate::config::reader::Shortened(&call.tool_name);
     let mut findings = Vec::new();
-    if config.ask_kinds.contains(&kind) {
+    if config.ask_kinds.contains(&kind) && !step.fetch_known {
         findings.push(Finding {
             rule: rules::ASK_KIND,
             reason: format!("`{tool}` is a {} tool, which a person approves before it runs.", kind.as_str()),
@@ -396,7 +435,12 @@ fn evaluate(
         return v;
     }
 
-    // 7. Allow.
+    // 8. Allow, or what the flow step would have decided in observe mode.
+    if let Some(mut v) = flow_observed {
+        signals.retain(|s| s.name != v.rule);
+        v.signals.append(&mut signals);
+        return v.under(crate::model::Mode::Observe);
+    }
     let mut v = Verdict::allow(rules::ALLOW, "Nothing in the tool-call policy objects to this call.");
     v.signals = signals;
     v
@@ -409,12 +453,15 @@ pub fn record_approval(
     host: &Prepared,
     ports: &Ports<'_>,
     index: &memory::Index,
+    flow: &crate::flow::Flow<'_>,
     approval: &Approval,
 ) -> Result<(), PolicyError> {
     if !config.enabled {
         return Err(PolicyError::InvalidInput("key: the tool-call judge is off, so it asked nothing".into()));
     }
-    memory::record(ports.storage, index, &host.secret, version, approval)
+    memory::record(ports.storage, index, &host.secret, version, approval)?;
+    // An approved flow ask also makes its destinations approved.
+    crate::flow::decide::approve(flow, ports, approval)
 }
 
 /// Records model usage for budgets.
