@@ -322,8 +322,11 @@ fn post_tool_use_prints_nothing_and_never_blocks_even_when_it_cannot_record() {
 
 /// The `PreToolUse` answer: decision and reason, or `None` for a deferred allow.
 fn pre_tool_use(s: &Setup, to: &str) -> Option<(String, String)> {
-    let event = cc_event("PreToolUse", json!({"tool_name": SEND, "tool_input": {"to": to, "body": "the report"},
-                                              "tool_use_id": "toolu_03"}));
+    let event = cc_event(
+        "PreToolUse",
+        json!({"tool_name": SEND, "tool_input": {"to": to, "body": "the report"},
+                                              "tool_use_id": "toolu_03"}),
+    );
     let out = s.warden(&["hook", "claude-code"], &event);
     assert_eq!(out.code, 0, "{}", out.stderr);
     if out.stdout.is_empty() {
