@@ -323,7 +323,7 @@ fn ends_authority(c: char) -> bool {
 /// a quote, `=` or `(` (a scheme-relative link in an attribute).
 fn urls(t: &mut Text, sink: &mut Sink) {
     let mut i = 0;
-    while i < t.len() {
+    while i < t.len() && !sink.full {
         t.work += 1;
         let scheme = t.at(i) == ':' && t.at(i + 1) == '/' && t.at(i + 2) == '/';
         let relative = !scheme
@@ -393,7 +393,7 @@ fn host_of_authority(authority: &str) -> Option<String> {
 /// Slack's mentions: `<@U123ABC>`, `<@U123|bob>`, `<#C123>`, `<#C123|general>`.
 fn slack_mentions(t: &mut Text, sink: &mut Sink) {
     let mut i = 0;
-    while i < t.len() {
+    while i < t.len() && !sink.full {
         t.work += 1;
         let sigil = t.at(i + 1);
         if t.at(i) != '<' || !matches!(sigil, '@' | '#') || !t.free(i) {
@@ -405,7 +405,7 @@ fn slack_mentions(t: &mut Text, sink: &mut Sink) {
             t.work += 1;
             j += 1;
         }
-        let id = t.string(i + 2, j);
+        let id_end = j;
         let mut label = None;
         if t.at(j) == '|' {
             let from = j + 1;
@@ -414,15 +414,17 @@ fn slack_mentions(t: &mut Text, sink: &mut Sink) {
                 t.work += 1;
                 j += 1;
             }
-            label = Some(t.string(from, j));
+            label = Some((from, j));
         }
-        if id.is_empty() || t.at(j) != '>' {
+        if id_end == i + 2 || t.at(j) != '>' {
             i += 1;
             continue;
         }
+        let id = t.string(i + 2, id_end);
+        let label = label.map(|(from, to)| t.string(from, to));
         sink.push(i, Found { kind: ValueKind::Handle, value: format!("{sigil}{}", id.to_lowercase()) });
-        if let Some(name) = label.filter(|_| sigil == '#').and_then(|l| channel_name(l.trim())) {
-            sink.push(i, Found { kind: ValueKind::Handle, value: format!("#{name}") });
+        if let Some(value) = label.filter(|_| sigil == '#').and_then(|l| channel_name(&core::iter::once('#').chain(l.trim().chars()).collect::<Vec<char>>())) {
+            sink.push(i, Found { kind: ValueKind::Handle, value });
         }
         t.take(i, j + 1);
         i = j + 1;
@@ -437,7 +439,7 @@ fn local_char(c: char) -> bool {
 /// Email addresses: the local part before each `@`, the domain after it.
 fn emails(t: &mut Text, sink: &mut Sink) {
     let mut i = 0;
-    while i < t.len() {
+    while i < t.len() && !sink.full {
         t.work += 1;
         if t.at(i) != '@' || !t.free(i) {
             i += 1;
@@ -449,15 +451,21 @@ fn emails(t: &mut Text, sink: &mut Sink) {
             start -= 1;
         }
         let mut end = i + 1;
+        let mut dot = false;
         while (label_char(t.at(end)) || (t.at(end) == '.' && label_char(t.at(end + 1))))
             && t.free(end)
             && end - i <= MAX_HOST_CHARS
         {
             t.work += 1;
+            dot |= t.at(end) == '.';
             end += 1;
         }
         while start < i && t.at(start) == '.' {
             start += 1;
+        }
+        if !dot || start == i || !tld_may_be_mail(t, end) {
+            i += 1;
+            continue;
         }
         let local = t.string(start, i);
         let domain = t.string(i + 1, end);
@@ -470,6 +478,17 @@ fn emails(t: &mut Text, sink: &mut Sink) {
         }
         i += 1;
     }
+}
+
+/// Whether the label that ends at `end` has two letters or more, or is
+/// punycode: checked on the characters, before anything is built.
+fn tld_may_be_mail(t: &Text, end: usize) -> bool {
+    let mut k = end;
+    while k > 0 && t.at(k - 1) != '.' && end - k <= MAX_HOST_CHARS {
+        k -= 1;
+    }
+    let letters = (k..end).all(|j| t.at(j).is_alphabetic()) && end - k >= 2;
+    letters || t.spells(k, "xn--")
 }
 
 /// `local@domain` canonical; in text (`strict`) the domain needs a dot and a
@@ -489,21 +508,25 @@ fn mail_address(local: &str, domain: &str, strict: bool) -> Option<String> {
     Some(format!("{local}@{host}"))
 }
 
-/// The name of a handle or channel after its sigil, lowercased: letters,
-/// digits, `_`, `-` and inner dots, at least one letter.
-fn handle_name(name: &str) -> Option<String> {
-    let name = name.trim_end_matches(['.', '-']);
-    let ok = !name.is_empty()
-        && name.chars().count() <= MAX_HANDLE_CHARS
-        && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
-        && name.chars().any(char::is_alphabetic)
-        && !name.starts_with(['.', '-']);
-    ok.then(|| name.chars().flat_map(char::to_lowercase).collect())
+/// A handle or channel with its sigil (`@`, `#`), lowercased: letters,
+/// digits, `_`, `-` and inner dots after the sigil, at least one letter.
+fn handle_name(handle: &[char]) -> Option<String> {
+    let (&sigil, mut name) = handle.split_first()?;
+    while let [rest @ .., '.' | '-'] = name {
+        name = rest;
+    }
+    let ok = matches!(sigil, '@' | '#')
+        && !name.is_empty()
+        && name.len() <= MAX_HANDLE_CHARS
+        && name.iter().all(|&c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && name.iter().any(|c| c.is_alphabetic())
+        && !matches!(name.first(), Some('.' | '-'));
+    ok.then(|| core::iter::once(sigil).chain(name.iter().flat_map(|c| c.to_lowercase())).collect())
 }
 
-/// A channel name: a handle name without dots that is not a colour
+/// A channel with its `#`: a handle without dots that is not a colour
 /// (`#fff`, `#a0b0c0`) or a preprocessor directive (`#include`).
-fn channel_name(name: &str) -> Option<String> {
+fn channel_name(name: &[char]) -> Option<String> {
     const DIRECTIVES: &[&str] = &[
         "include",
         "define",
@@ -522,14 +545,15 @@ fn channel_name(name: &str) -> Option<String> {
         "warning",
         "line",
     ];
-    let name = handle_name(name)?;
+    let handle = handle_name(name).filter(|h| h.starts_with('#'))?;
+    let name = handle.get(1..).unwrap_or_default();
     let colour = matches!(name.len(), 3 | 4 | 6 | 8) && name.chars().all(|c| c.is_ascii_hexdigit());
-    let ok = !name.contains('.') && !colour && !DIRECTIVES.contains(&name.as_str());
-    ok.then_some(name)
+    let ok = !name.contains('.') && !colour && !DIRECTIVES.contains(&name);
+    ok.then_some(handle)
 }
 
-/// The run of handle characters from `from`, bounded, and where it ends.
-fn handle_run(t: &mut Text, from: usize, dots: bool) -> (String, usize) {
+/// Where the run of handle characters from `from` ends, bounded.
+fn handle_run(t: &mut Text, from: usize, dots: bool) -> usize {
     let mut j = from;
     while j - from <= MAX_HANDLE_CHARS {
         let c = t.at(j);
@@ -540,7 +564,7 @@ fn handle_run(t: &mut Text, from: usize, dots: bool) -> (String, usize) {
         t.work += 1;
         j += 1;
     }
-    (t.string(from, j), j)
+    j
 }
 
 fn blocks_sigil(c: char) -> bool {
@@ -550,18 +574,19 @@ fn blocks_sigil(c: char) -> bool {
 /// `@name` handles (not inside an address, not an npm scope `@types/node`).
 fn handles(t: &mut Text, sink: &mut Sink) {
     let mut i = 0;
-    while i < t.len() {
+    while i < t.len() && !sink.full {
         t.work += 1;
         if t.at(i) != '@' || !t.free(i) || blocks_sigil(t.before(i)) {
             i += 1;
             continue;
         }
-        let (run, end) = handle_run(t, i + 1, true);
-        if end - (i + 1) <= MAX_HANDLE_CHARS
+        let end = handle_run(t, i + 1, true);
+        if end > i + 1
+            && end - (i + 1) <= MAX_HANDLE_CHARS
             && t.at(end) != '/'
-            && let Some(name) = handle_name(&run)
+            && let Some(value) = handle_name(t.chars.get(i..end).unwrap_or_default())
         {
-            sink.push(i, Found { kind: ValueKind::Handle, value: format!("@{name}") });
+            sink.push(i, Found { kind: ValueKind::Handle, value });
             t.take(i, end);
         }
         i = end.max(i + 1);
@@ -571,18 +596,19 @@ fn handles(t: &mut Text, sink: &mut Sink) {
 /// `#channel` names.
 fn channels(t: &mut Text, sink: &mut Sink) {
     let mut i = 0;
-    while i < t.len() {
+    while i < t.len() && !sink.full {
         t.work += 1;
         if t.at(i) != '#' || !t.free(i) || blocks_sigil(t.before(i)) || t.before(i) == '"' && t.at(i + 1) == '"' {
             i += 1;
             continue;
         }
-        let (run, end) = handle_run(t, i + 1, false);
-        if end - (i + 1) <= MAX_HANDLE_CHARS
+        let end = handle_run(t, i + 1, false);
+        if end > i + 1
+            && end - (i + 1) <= MAX_HANDLE_CHARS
             && t.at(end) != '('
-            && let Some(name) = channel_name(&run)
+            && let Some(value) = channel_name(t.chars.get(i..end).unwrap_or_default())
         {
-            sink.push(i, Found { kind: ValueKind::Handle, value: format!("#{name}") });
+            sink.push(i, Found { kind: ValueKind::Handle, value });
             t.take(i, end);
         }
         i = end.max(i + 1);
@@ -607,27 +633,28 @@ fn blocks_domain(c: char) -> bool {
 /// Bare domains in prose (`visit evil-site.com today`) and `www.` hosts.
 fn bare_domains(t: &mut Text, sink: &mut Sink) {
     let mut i = 0;
-    while i < t.len() {
+    while i < t.len() && !sink.full {
         t.work += 1;
         if !label_char(t.at(i)) || !t.free(i) || blocks_domain(t.before(i)) {
             i += 1;
             continue;
         }
         let mut end = i;
+        let mut dot = false;
         while (label_char(t.at(end)) || (t.at(end) == '.' && label_char(t.at(end + 1)))) && t.free(end) {
             t.work += 1;
+            dot |= t.at(end) == '.';
             end += 1;
             if end - i > MAX_HOST_CHARS {
                 break;
             }
         }
+        if !dot || end - i > MAX_HOST_CHARS || matches!(t.at(end), '(' | '@') {
+            i = end.max(i + 1);
+            continue;
+        }
         let token = t.string(i, end);
-        let next = t.at(end);
-        if end - i <= MAX_HOST_CHARS
-            && token.contains('.')
-            && !matches!(next, '(' | '@')
-            && let Some(value) = bare_host(&token)
-        {
+        if let Some(value) = bare_host(&token) {
             sink.push(i, Found { kind: ValueKind::Host, value });
             t.take(i, end);
         }
@@ -691,11 +718,8 @@ pub fn destination(text: &str) -> Option<Found> {
             return found(ValueKind::Host, v);
         }
     }
-    if let Some(name) = inner.strip_prefix('@').and_then(handle_name) {
-        return found(ValueKind::Handle, format!("@{name}"));
-    }
-    if let Some(name) = inner.strip_prefix('#').and_then(handle_name) {
-        return found(ValueKind::Handle, format!("#{name}"));
+    if let Some(handle) = handle_name(&inner.chars().collect::<Vec<char>>()) {
+        return found(ValueKind::Handle, handle);
     }
     if let Some((local, domain)) = inner.rsplit_once('@')
         && let Some(v) = mail_address(local, domain, false)

@@ -37,7 +37,7 @@ const CURRENCY: &[char] = &['$', '€', '£', '¥', '₹', '₽', '₩', '¢'];
 /// dashes, passing mod-97; uppercased, without separators.
 pub(super) fn ibans(t: &mut Text, sink: &mut Sink) {
     let mut i = 0;
-    while i + 4 <= t.len() {
+    while i + 4 <= t.len() && !sink.full {
         t.work += 1;
         let starts = t.at(i).is_ascii_alphabetic()
             && t.at(i + 1).is_ascii_alphabetic()
@@ -107,7 +107,7 @@ fn label_at(t: &Text, i: usize, word: &str) -> Option<usize> {
 /// `"accountNumber": "12345678"`, `routing number 021000021`); digits only.
 pub(super) fn accounts(t: &mut Text, sink: &mut Sink) {
     let mut i = 0;
-    while i < t.len() {
+    while i < t.len() && !sink.full {
         t.work += 1;
         let first = t.at(i).to_ascii_lowercase();
         if !matches!(first, 'a' | 'r' | 's' | 'b' | 'k') || t.before(i).is_alphanumeric() || !t.free(i) {
@@ -174,7 +174,7 @@ fn blocks_phone(c: char) -> bool {
 /// what is not taken as one.
 pub(super) fn phones(t: &mut Text, sink: &mut Sink) {
     let mut i = 0;
-    while i < t.len() {
+    while i < t.len() && !sink.full {
         t.work += 1;
         let c = t.at(i);
         if !(c.is_ascii_digit() || c == '+' || c == '(') || !t.free(i) || blocks_phone(t.before(i)) {
@@ -293,9 +293,8 @@ fn has_currency_before(t: &Text, start: usize) -> bool {
 
 fn labelled(t: &mut Text, start: usize) -> bool {
     let from = start.saturating_sub(PHONE_LABEL_REACH);
-    t.work += (start - from) as u64;
-    let window: String = t.string(from, start).to_ascii_lowercase();
-    PHONE_LABELS.iter().any(|l| window.contains(l))
+    t.work += ((start - from) * PHONE_LABELS.len()) as u64;
+    (from..start).any(|k| PHONE_LABELS.iter().any(|l| t.spells(k, l)))
 }
 
 fn year(size: usize, digits: &str) -> bool {

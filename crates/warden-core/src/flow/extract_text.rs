@@ -38,6 +38,9 @@ fn invisible(c: char) -> bool {
 /// label separators are `.`, Unicode spaces are spaces, Unicode hyphens and
 /// dashes are `-`. `None` for an invisible character.
 pub(super) fn fold(c: char) -> Option<char> {
+    if c.is_ascii() {
+        return Some(c);
+    }
     if invisible(c) {
         return None;
     }
@@ -266,6 +269,11 @@ fn refang(chars: &[char], work: &mut u64) -> Vec<char> {
     while i < chars.len() {
         *work += 1;
         let c = at(chars, i);
+        if !matches!(c, '[' | '(' | '{' | 'h' | 'H') {
+            out.push(c);
+            i += 1;
+            continue;
+        }
         if let Some((symbol, used)) = bracketed(chars, i) {
             *work += used as u64;
             let joins = matches!(symbol, "." | "@");
