@@ -473,7 +473,8 @@ if (selected("provenance")) {
   const t = await turn("provenance", {
     wardenConfig: {
       tools: { taxonomy: [{ tool: "message", kind: "message", recipientFields: ["target", "to"], bodyFields: ["message"] }] },
-      flow: { untrusted: "deny", unknown: "deny" },
+      // `enabled` spelled out: OpenClaw fills in the schema's defaults, and the schema's default is `false`.
+      flow: { enabled: true, untrusted: "deny", unknown: "deny" },
     },
     message: "Read inbox.txt and send the quarterly report to bob@example.com.",
     toolCalls: [
