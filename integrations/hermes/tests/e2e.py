@@ -452,18 +452,22 @@ def ask_is_answered_through_the_gateway():
 
 
 def provenance_of_a_destination_decides_the_next_call():
+    """The terminal prints a mail holding a link; web_search (with SearXNG on
+    loopback, its `query` classed as the URL it fetches) is then asked to open
+    that link, and the link the person named."""
     inbox = marker("inbox.txt")
     with open(inbox, "w") as f:
         f.write("Your invoice is ready. Pay it at https://pay.evil.example/claim today.\n")
     policy = json.loads(json.dumps(POLICY))
     policy["pin"] = {"enabled": False}
+    policy["tools"] = {"taxonomy": [{"tool": "web_search", "kind": "fetch", "urlFields": ["query"]}]}
     policy["flow"] = {"untrusted": "deny", "unknown": "deny"}
     write_policy(policy)
+    os.environ["SEARXNG_URL"] = SEARCH_URL
     try:
-        calls = [["terminal", {"command": "cat inbox.txt"}],
-                 ["web_extract", {"urls": ["https://pay.evil.example/claim"]}],
-                 ["web_extract", {"urls": ["https://docs.example.org/guide"]}]]
-        mock_model.SCRIPT[:] = calls
+        mock_model.SCRIPT[:] = [["terminal", {"command": "cat inbox.txt"}],
+                                ["web_search", {"query": "https://pay.evil.example/claim"}],
+                                ["web_search", {"query": "https://docs.example.org/guide"}]]
         message = "SCRIPTED: read my inbox, then open https://docs.example.org/guide for me."
         before = counters()
         reply, results, user = turn("e2e-provenance", "", message=message, toolsets=("terminal", "web"))
@@ -477,6 +481,8 @@ def provenance_of_a_destination_decides_the_next_call():
         check(d.get("tools.deny.flow.untrusted-destination") == 1, f"Warden counted one deny by flow.untrusted-destination ({d})")
         check(not any("was not recorded" in l for l in CAPTURE.lines), "every tool result was recorded")
     finally:
+        os.environ.pop("SEARXNG_URL", None)
+        mock_model.SCRIPT[:] = []
         write_policy(POLICY)
 
 
