@@ -470,7 +470,10 @@ def provenance_of_a_destination_decides_the_next_call():
                                 ["web_search", {"query": "https://docs.example.org/guide"}]]
         message = "SCRIPTED: read my inbox, then open https://docs.example.org/guide for me."
         before = counters()
-        reply, results, user = turn("e2e-provenance", "", message=message, toolsets=("terminal", "web"))
+        start = mock_model.request_count()
+        turn("e2e-provenance", "", message=message, toolsets=("terminal", "web"))
+        last = mock_model.requests_since(start)[-1]["messages"]
+        results = [str(m.get("content")) for m in last if m.get("role") == "tool"]
         d = delta(before, counters())
         print(f"       model received: {results}")
         check(len(results) == 3 and "pay.evil.example" in results[0], "the terminal's output reached the model unchanged")
