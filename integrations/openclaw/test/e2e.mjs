@@ -497,8 +497,8 @@ if (selected("provenance")) {
   check(results[0]?.includes("mallory@evil.example"), "read returned the injected values to the model unchanged", results[0]);
   check(!/was not recorded/.test(t.stderr), "the tool result was recorded (no warning)", t.stderr.slice(-1500));
   check(flowRecords() > before, "Warden's database holds the session's record of values seen in untrusted content", `${before} -> ${flowRecords()}`);
-  const raw = fs.readFileSync(db);
-  check(!raw.includes("mallory@evil.example") && !raw.includes("pay.evil.example"), "no value is stored in clear");
+  const raw = [db, `${db}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f).toString("latin1")).join("");
+  check(!raw.includes("mallory@evil.example") && !raw.includes("pay.evil.example"), "no value is stored in clear (database and its log)");
 }
 
 // ---------------------------------------------------------------- summary
