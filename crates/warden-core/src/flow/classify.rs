@@ -85,30 +85,25 @@ impl Context<'_> {
     }
 }
 
-/// Whether a host is known to a fetch: named by the person in this session
-/// under the same identity, or trusted. The tool judge's ask rules skip the
-/// `askKinds` ask of a fetch whose every host is known.
-pub struct Known<'a> {
-    context: Option<&'a Context<'a>>,
-    config: Option<&'a FlowConfig>,
+/// The hosts of a fetch call known to the flow check: named by the person in
+/// this session under the call's identity, trusted (`flow.trustedHosts`) or
+/// approved. The tool judge's ask rules skip the `askKinds` ask of a fetch
+/// whose every host is known; other steps may ask the same.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Known {
+    hosts: Vec<String>,
 }
 
-impl<'a> Known<'a> {
-    /// Nothing is known (the flow check is off).
-    pub fn none() -> Known<'static> {
-        Known { context: None, config: None }
+impl Known {
+    pub(super) fn add(&mut self, host: &str) {
+        if !self.hosts.iter().any(|h| h == host) {
+            self.hosts.push(host.to_string());
+        }
     }
 
-    pub fn new(context: &'a Context<'a>) -> Known<'a> {
-        Known { context: Some(context), config: Some(context.config) }
-    }
-
-    /// Whether `host` (canonical: lowercase, no trailing dot) is named or trusted.
+    /// Whether `host` of this call is known (canonical: lowercase, without a trailing dot).
     pub fn host_is_known(&self, host: &str) -> bool {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        if self.config.is_some_and(|c| c.host_is_trusted(&host)) {
-            return true;
-        }
-        self.context.is_some_and(|c| c.named(&c.key.value(&host)))
+        self.hosts.contains(&host)
     }
 }

@@ -18,7 +18,7 @@ pub const MIN_VALUES_PER_SESSION: u64 = 16;
 /// record stays well under a storage value's size.
 pub const MAX_VALUES_PER_SESSION: u64 = 4000;
 /// Default number of values a session holds before the oldest are evicted.
-pub const DEFAULT_VALUES_PER_SESSION: u64 = 512;
+pub const DEFAULT_VALUES_PER_SESSION: u64 = 1024;
 /// Most `trustedHosts` and most `trusted` globs.
 pub const MAX_TRUSTED: usize = 256;
 /// Longest glob of `trustedHosts` or `trusted`, in characters.

@@ -18,7 +18,7 @@ pub const MAX_DESTINATIONS_PER_CALL: usize = 64;
 /// Most links of one call's bodies that are classed; more ask with `flow.foreign-link`.
 pub const MAX_LINKS_PER_CALL: usize = 64;
 /// Longest destination classed, in characters: a longer one is unknown.
-pub const MAX_VALUE_CHARS: usize = 512;
+pub const MAX_VALUE_CHARS: usize = extract::MAX_VALUE_CHARS;
 /// Most values found in one recipient string (`Bob <bob@example.com>, ...`).
 const MAX_VALUES_PER_FIELD: usize = 16;
 
@@ -31,8 +31,8 @@ struct Dest {
     kind: Option<ValueKind>,
 }
 
-/// A name or an ID that holds nothing destination-like: lowercase, spaces collapsed.
-pub fn canonical_name(text: &str) -> String {
+/// Text that holds nothing destination-like: lowercase, spaces collapsed.
+fn canonical_name(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
@@ -54,17 +54,9 @@ fn values_of(text: &str, out: &mut Vec<Dest>) {
     if raw.is_empty() {
         return;
     }
-    // Every value found in the text (`Bob <bob@example.com>`, two addresses
-    // in one string); else the text as one destination; else as a name.
-    let found = extract::extract(raw, MAX_VALUES_PER_FIELD);
-    if found.is_empty() {
-        let (canonical, kind) = match extract::destination(raw) {
-            Some(f) => (f.value, Some(f.kind)),
-            None => (canonical_name(raw), None),
-        };
-        out.push(Dest { raw: raw.to_string(), canonical, kind });
-        return;
-    }
+    // Each part of a list (`Bob <bob@example.com>, carol@example.org`) as
+    // one destination; a plain name is a handle.
+    let found = extract::destinations(raw, MAX_VALUES_PER_FIELD);
     let single = found.len() == 1;
     for f in found {
         let raw = if single { raw.to_string() } else { f.value.clone() };
@@ -130,9 +122,11 @@ pub struct Flagged {
 #[derive(Debug, Default)]
 pub struct Step {
     pub flagged: Option<Flagged>,
-    /// A fetch whose every host is named by the person or trusted: the
-    /// judge's `askKinds` ask is skipped for it.
+    /// A fetch whose every host is named by the person, trusted or
+    /// approved: the judge's `askKinds` ask is skipped for it.
     pub fetch_known: bool,
+    /// The fetch hosts of the call that are known.
+    pub known: Known,
 }
 
 struct Objection {
@@ -263,7 +257,8 @@ struct Loaded {
 
 fn load(flow: &Flow<'_>, ports: &Ports<'_>, session: Option<&str>, now_ms: u64) -> Result<Loaded, StorageError> {
     let key = flow.keys.get(ports.storage, flow.secret, now_ms)?;
-    let session = record::read_session(ports.storage, &key, &record::session_digest(session))?;
+    let session =
+        record::read_session(ports.storage, &key, &record::session_digest(session), now_ms, flow.config.ttl_ms())?;
     let always = record::read_always(ports.storage, &key, flow.version)?;
     Ok(Loaded { key, session, always })
 }
@@ -390,10 +385,13 @@ pub fn tool_step(
         objections.push(objection(flow.config.links_for(kind), rules::FOREIGN_LINK, reason));
     }
     let mut all_known = !p.fetch_hosts.is_empty();
+    let mut known = Known::default();
     for h in &p.fetch_hosts {
         let long = h.chars().count() > MAX_VALUE_CHARS;
         let class = if long { Class::Unknown } else { ctx.class(h, false, true) };
-        if !matches!(class, Class::Named | Class::Trusted) {
+        if matches!(class, Class::Named | Class::Trusted | Class::Approved) {
+            known.add(h);
+        } else {
             all_known = false;
         }
         if let Class::Untrusted(source) = class {
@@ -409,12 +407,10 @@ pub fn tool_step(
             values.push(loaded.key.value(h));
         }
     }
-    let known = Known::new(&ctx);
-    let fetch_known = all_known && p.fetch_hosts.iter().all(|h| known.host_is_known(h));
     values.sort();
     values.dedup();
     values.truncate(record::MAX_PENDING_VALUES);
-    Ok(Step { flagged: strictest(objections, values), fetch_known })
+    Ok(Step { flagged: strictest(objections, values), fetch_known: all_known, known })
 }
 
 /// The verdict of a flagged call, with its approval key when it asks; an ask

@@ -423,7 +423,10 @@ fn slack_mentions(t: &mut Text, sink: &mut Sink) {
         let id = t.string(i + 2, id_end);
         let label = label.map(|(from, to)| t.string(from, to));
         sink.push(i, Found { kind: ValueKind::Handle, value: format!("{sigil}{}", id.to_lowercase()) });
-        if let Some(value) = label.filter(|_| sigil == '#').and_then(|l| channel_name(&core::iter::once('#').chain(l.trim().chars()).collect::<Vec<char>>())) {
+        if let Some(value) = label
+            .filter(|_| sigil == '#')
+            .and_then(|l| channel_name(&core::iter::once('#').chain(l.trim().chars()).collect::<Vec<char>>()))
+        {
             sink.push(i, Found { kind: ValueKind::Handle, value });
         }
         t.take(i, j + 1);

@@ -126,11 +126,21 @@ const ATTACKS: &[(&str, &str, ValueKind, &str)] = &[
     ("an HTML entity at", "bob&#64;example.com", Email, "bob@example.com"),
     ("a hexadecimal entity at", "bob&#x40;example.com", Email, "bob@example.com"),
     ("a named entity at", "bob&commat;example&period;com", Email, "bob@example.com"),
-    ("a JSON surrogate pair in a value", r#""\ud835\udc1b\ud835\udc28\ud835\udc1b@example.com""#, Email, "bob@example.com"),
+    (
+        "a JSON surrogate pair in a value",
+        r#""\ud835\udc1b\ud835\udc28\ud835\udc1b@example.com""#,
+        Email,
+        "bob@example.com",
+    ),
     ("percent-encoded dots in a host", "https://evil%2Ecom/", Host, "evil.com"),
     ("full-width digits in a phone", "call +１ ５５５ １２３ ４５６７", Phone, "+15551234567"),
     ("en dashes in a phone", "+1 555–123–4567", Phone, "+15551234567"),
-    ("a non-breaking space in an IBAN", "DE89\u{a0}3704\u{a0}0044\u{a0}0532\u{a0}0130\u{a0}00", Iban, "DE89370400440532013000"),
+    (
+        "a non-breaking space in an IBAN",
+        "DE89\u{a0}3704\u{a0}0044\u{a0}0532\u{a0}0130\u{a0}00",
+        Iban,
+        "DE89370400440532013000",
+    ),
     ("a URL's host in capitals with a trailing dot", "HTTPS://EVIL.COM./", Host, "evil.com"),
     ("userinfo that looks like a host", "http://paypal.com%40evil.com/", Host, "evil.com"),
     ("a backslash after the host", "https://evil.com\\@good.com", Host, "evil.com"),
@@ -163,17 +173,16 @@ fn values_come_out_once_in_the_order_first_seen() {
 fn a_slack_channel_mention_gives_its_id_and_its_name() {
     assert_eq!(
         values("join <#C123ABC|General> and <@U9|bob>"),
-        std::vec![
-            (Handle, "#c123abc".to_string()),
-            (Handle, "#general".to_string()),
-            (Handle, "@u9".to_string())
-        ]
+        std::vec![(Handle, "#c123abc".to_string()), (Handle, "#general".to_string()), (Handle, "@u9".to_string())]
     );
 }
 
 #[test]
 fn a_handle_and_a_channel_of_one_name_differ() {
-    assert_eq!(values("@general #general"), std::vec![(Handle, "@general".to_string()), (Handle, "#general".to_string())]);
+    assert_eq!(
+        values("@general #general"),
+        std::vec![(Handle, "@general".to_string()), (Handle, "#general".to_string())]
+    );
 }
 
 #[test]
@@ -186,7 +195,10 @@ fn an_address_inside_a_url_query_is_an_address_and_the_url_a_host() {
 
 #[test]
 fn an_address_s_domain_is_not_a_link() {
-    assert_eq!(link_hosts("write to bob@partner.com or see https://docs.example.org", 10), std::vec!["docs.example.org"]);
+    assert_eq!(
+        link_hosts("write to bob@partner.com or see https://docs.example.org", 10),
+        std::vec!["docs.example.org"]
+    );
 }
 
 #[test]
@@ -250,7 +262,8 @@ fn a_call_argument_is_read_as_one_destination() {
 
 #[test]
 fn destinations_splits_a_list_of_recipients() {
-    let all: Vec<String> = destinations("bob@x.com; Alice, +1 555 123 4567\n#ops, bob@x.com", 10).into_iter().map(|f| f.value).collect();
+    let all: Vec<String> =
+        destinations("bob@x.com; Alice, +1 555 123 4567\n#ops, bob@x.com", 10).into_iter().map(|f| f.value).collect();
     assert_eq!(all, std::vec!["bob@x.com", "alice", "+15551234567", "#ops"]);
     assert_eq!(destinations("a, b, c", 2).len(), 2);
 }
@@ -261,8 +274,21 @@ fn names_are_every_word_and_every_run_of_two_and_three() {
     assert_eq!(
         all,
         std::vec![
-            "send", "it", "send it", "to", "it to", "send it to", "alice", "to alice", "it to alice", "smith",
-            "alice smith", "to alice smith", "then", "general", "then general",
+            "send",
+            "it",
+            "send it",
+            "to",
+            "it to",
+            "send it to",
+            "alice",
+            "to alice",
+            "it to alice",
+            "smith",
+            "alice smith",
+            "to alice smith",
+            "then",
+            "general",
+            "then general",
         ]
     );
     assert!(names("Alice", 10).iter().all(|f| f.kind == Handle));
@@ -424,6 +450,11 @@ fn timings_of_adversarial_texts() {
         let start = cpu_ns();
         let steps = work(&big);
         let n = big.chars().count() as u64;
-        std::println!("{:>12?} {:>6.1} ms cpu {:>5} steps/char", big.get(..8), (cpu_ns() - start) as f64 / 1e6, steps / n);
+        std::println!(
+            "{:>12?} {:>6.1} ms cpu {:>5} steps/char",
+            big.get(..8),
+            (cpu_ns() - start) as f64 / 1e6,
+            steps / n
+        );
     }
 }

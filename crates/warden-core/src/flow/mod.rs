@@ -55,6 +55,9 @@ pub mod rules {
 
 /// Most values recorded from one tool result or one message; more are dropped.
 pub const MAX_VALUES_PER_RESULT: usize = 256;
+/// Most names (words and runs of up to three words) recorded from the
+/// person's message, besides its destinations; more are dropped.
+pub const MAX_NAMES_PER_MESSAGE: usize = 192;
 /// Longest value recorded, in characters; a longer one is dropped.
 pub const MAX_VALUE_CHARS: usize = decide::MAX_VALUE_CHARS;
 /// Most characters of a tool result or message searched for values; the rest is not read.
@@ -171,7 +174,14 @@ pub fn record_turn(flow: &Flow<'_>, ports: &Ports<'_>, turn: &Turn) -> Vec<Signa
     };
     let mut failures = Vec::new();
     let mut run = |text: &str, source: Option<Source>, named: Option<&crate::model::Identity>| {
-        let (found, _) = values(text, MAX_VALUES_PER_RESULT);
+        let (mut found, _) = values(text, MAX_VALUES_PER_RESULT);
+        if named.is_some() {
+            for f in extract::names(prefix(text), MAX_NAMES_PER_MESSAGE) {
+                if !found.contains(&f.value) {
+                    found.push(f.value);
+                }
+            }
+        }
         if found.is_empty() {
             return;
         }

@@ -282,13 +282,23 @@ pub enum Change<'a> {
     Approved(&'a str),
 }
 
-/// The session's record as this key reads it: empty when absent or made with another key.
-pub fn read_session(storage: &dyn Storage, key: &FlowKey, session: &str) -> Result<Session, StorageError> {
+/// The session's record as this key reads it at `now_ms`: empty when absent
+/// or made with another key, without what is older than `ttl_ms` or dated
+/// implausibly ahead.
+pub fn read_session(
+    storage: &dyn Storage,
+    key: &FlowKey,
+    session: &str,
+    now_ms: u64,
+    ttl_ms: u64,
+) -> Result<Session, StorageError> {
     let tag = key.tag();
-    Ok(store::get_json::<Session>(storage, NAMESPACE, &session_key(session))?
+    let mut s = store::get_json::<Session>(storage, NAMESPACE, &session_key(session))?
         .map(|(s, _)| s)
         .filter(|s| s.key == tag)
-        .unwrap_or_default())
+        .unwrap_or_default();
+    s.values.retain_mut(|v| v.prune(now_ms, ttl_ms));
+    Ok(s)
 }
 
 /// Applies `change` to a session's record in one conditional write, retried

@@ -37,9 +37,9 @@ fn host() -> crate::host::HostContext {
 fn taxonomy() -> Value {
     json!([
         {"tool": "send_email", "kind": "message", "channel": "email"},
-        {"tool": "share_file", "kind": "share"},
-        {"tool": "invite_user", "kind": "invite"},
-        {"tool": "send_money", "kind": "payment"},
+        {"tool": "share_file", "kind": "share", "channel": "share"},
+        {"tool": "invite_user", "kind": "invite", "channel": "invite"},
+        {"tool": "send_money", "kind": "payment", "channel": "bank"},
         {"tool": "get_webpage", "kind": "fetch"},
     ])
 }
@@ -420,4 +420,400 @@ fn a_recipient_the_person_named_passes_no_consent_only_when_named_counts_as_cons
     // Someone else the person did not name still has no consent.
     let v = lenient.check_outbound(&env.ports(), &outbound("carol@example.org", "The visit moved to Friday."));
     assert_eq!(decided(&v), (Decision::Deny, crate::gate::rules::NO_CONSENT));
+}
+
+const IBAN: &str = "DE89370400440532013000";
+
+/// One call of each kind to `value`, its consent channel, and a second call
+/// to the same destination that differs otherwise.
+fn kind_calls(kind: &str, value: &str) -> (ToolCall, ToolCall, &'static str) {
+    let (tool, field, channel) = match kind {
+        "message" => ("send_email", "to", "email"),
+        "share" => ("share_file", "share_with", "share"),
+        "invite" => ("invite_user", "invitees", "invite"),
+        "payment" => ("send_money", "iban", "bank"),
+        _ => ("get_webpage", "url", ""),
+    };
+    let target = if kind == "fetch" { json!(format!("https://{value}/page")) } else { json!(value) };
+    let first = call(tool, json!({ field: target.clone(), "note": "first" }));
+    let second = call(tool, json!({ field: target, "note": "second" }));
+    (first, second, channel)
+}
+
+fn kind_value(kind: &str) -> &'static str {
+    match kind {
+        "payment" => IBAN,
+        "fetch" => "files.evil-host.net",
+        _ => PLANTED,
+    }
+}
+
+#[test]
+fn every_class_of_every_kind_decides_as_its_default_says() {
+    use crate::tools::rules::{ALLOW, ASK_KIND};
+    let classes = ["named", "consented", "trusted", "approved", "untrusted", "unknown"];
+    for kind in ["message", "share", "invite", "payment", "fetch"] {
+        for class in classes {
+            if kind == "fetch" && class == "consented" {
+                continue;
+            }
+            let value = kind_value(kind);
+            let mut flow = json!({});
+            if class == "trusted" {
+                flow = if kind == "fetch" { json!({"trustedHosts": [value]}) } else { json!({"trusted": [value]}) };
+            }
+            let w = warden(json!({"tools": {"taxonomy": taxonomy()}, "gate": gate_section(), "flow": flow}));
+            let env = Env::new();
+            let (first, second, channel) = kind_calls(kind, value);
+            let checked = match class {
+                "named" => {
+                    w.check_turn(&env.ports(), &turn(&format!("please use {value} for this")));
+                    &first
+                }
+                "consented" => {
+                    w.gate_consent(&env.ports(), channel, value, None, None, T0, None).expect("consent");
+                    &first
+                }
+                "approved" => {
+                    w.observe_tool_result(&env.ports(), &result("read_inbox", &format!("use {value}")))
+                        .expect("recorded");
+                    let v = w.check_tool_call(&env.ports(), &first);
+                    assert_eq!(decided(&v), (Decision::Ask, rules::UNTRUSTED_DESTINATION), "{kind} {class}");
+                    approve(&w, &env, &v, Scope::Session).expect("approved");
+                    &second
+                }
+                "untrusted" => {
+                    w.observe_tool_result(&env.ports(), &result("read_inbox", &format!("use {value}")))
+                        .expect("recorded");
+                    &first
+                }
+                _ => &first,
+            };
+            let v = w.check_tool_call(&env.ports(), checked);
+            let expected = match (class, kind) {
+                ("untrusted", _) => (Decision::Ask, rules::UNTRUSTED_DESTINATION),
+                ("unknown", "fetch") => (Decision::Ask, ASK_KIND),
+                ("unknown", _) => (Decision::Ask, rules::UNKNOWN_DESTINATION),
+                _ => (Decision::Allow, ALLOW),
+            };
+            assert_eq!(decided(&v), expected, "{kind} {class}: {}", v.reason);
+            if class == "untrusted" {
+                assert!(v.reason.contains("`read_inbox`"), "{kind}: {}", v.reason);
+                assert!(!v.reason.to_lowercase().contains(&value.to_lowercase()), "{kind}: {}", v.reason);
+            }
+        }
+    }
+}
+
+#[test]
+fn per_kind_settings_override_the_sections_defaults() {
+    let w = warden(config_with(
+        json!({"unknown": "allow", "kinds": {"payment": {"untrusted": "deny", "unknown": "deny"}}}),
+    ));
+    let env = Env::new();
+    w.observe_tool_result(&env.ports(), &result("read_bill", &format!("pay to {IBAN} or {PLANTED}"))).expect("ok");
+    let (pay, _, _) = kind_calls("payment", IBAN);
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &pay)), (Decision::Deny, rules::UNTRUSTED_DESTINATION));
+    let (mail, _, _) = kind_calls("message", PLANTED);
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &mail)), (Decision::Ask, rules::UNTRUSTED_DESTINATION));
+    let (other, _, _) = kind_calls("payment", "GB82WEST12345698765432");
+    assert_eq!(decided(&w.check_tool_call(&env.ports(), &other)), (Decision::Deny, rules::UNKNOWN_DESTINATION));
+    let v = w.check_tool_call(&env.ports(), &email(json!("carol@example.org")));
+    assert_eq!(decided(&v), (Decision::Allow, crate::tools::rules::ALLOW));
+    assert!(v.signals.iter().any(|s| s.name == rules::UNKNOWN_DESTINATION), "{:?}", v.signals);
+}
+
+#[test]
+fn observe_mode_allows_and_reports_what_the_flow_step_would_decide() {
+    let (w, env) = (warden(config_with(json!({"mode": "observe"}))), Env::new());
+    w.observe_tool_result(&env.ports(), &result("read_inbox", &inbox())).expect("recorded");
+    let v = w.check_tool_call(&env.ports(), &email(json!(PLANTED)));
+    assert_eq!(decided(&v), (Decision::Allow, rules::UNTRUSTED_DESTINATION));
+    assert_eq!(v.observed, Some(Decision::Ask));
+    // A later step that asks still decides, with the flow finding as a signal.
+    let (fetch, _, _) = kind_calls("fetch", "files.evil-host.net");
+    let v = w.check_tool_call(&env.ports(), &fetch);
+    assert_eq!(decided(&v), (Decision::Ask, crate::tools::rules::ASK_KIND));
+}
+
+#[test]
+fn links_in_a_body_ask_unless_trusted_named_or_of_a_consented_recipients_domain() {
+    let w = warden(
+        json!({"tools": {"taxonomy": taxonomy()}, "gate": gate_section(), "flow": {"trustedHosts": ["*.example.com"]}}),
+    );
+    let env = Env::new();
+    w.check_turn(&env.ports(), &turn(&format!("send {BOB} the report at https://reports.named-host.example/q3")));
+    w.gate_consent(&env.ports(), "email", "carol@partner.example", None, None, T0, None).expect("consent");
+    let send =
+        |to: &str, body: &str| w.check_tool_call(&env.ports(), &call("send_email", json!({"to": to, "body": body})));
+    let v = send(BOB, "log in at https://evil-login.example.net/reset");
+    assert_eq!(decided(&v), (Decision::Ask, rules::FOREIGN_LINK));
+    assert!(!v.reason.contains("evil-login"), "{}", v.reason);
+    for (to, body) in [
+        (BOB, "see https://docs.example.com/a"),
+        (BOB, "see https://reports.named-host.example/q3"),
+        ("carol@partner.example", "see https://partner.example/terms"),
+    ] {
+        assert_eq!(decided(&send(to, body)), (Decision::Allow, crate::tools::rules::ALLOW), "{to}: {body}");
+    }
+    // The consented recipient's domain counts only for a send to them.
+    assert_eq!(decided(&send(BOB, "see https://partner.example/terms")), (Decision::Ask, rules::FOREIGN_LINK));
+}
+
+#[test]
+fn a_fetch_of_a_host_the_person_named_is_not_asked_for_its_kind() {
+    let (w, env) = (flow_warden(), Env::new());
+    w.check_turn(&env.ports(), &turn("summarize https://news.example.org/today"));
+    let v = w.check_tool_call(&env.ports(), &call("get_webpage", json!({"url": "https://news.example.org/today"})));
+    assert_eq!(decided(&v), (Decision::Allow, crate::tools::rules::ALLOW));
+    let v = w.check_tool_call(&env.ports(), &call("get_webpage", json!({"url": "https://other.example.org/"})));
+    assert_eq!(decided(&v), (Decision::Ask, crate::tools::rules::ASK_KIND));
+}
+
+#[test]
+fn a_session_holds_max_values_and_evicts_the_oldest_first_at_and_past_the_bound() {
+    let max = config::MIN_VALUES_PER_SESSION as usize;
+    for (n, first_kept) in [(max, true), (max + 1, false)] {
+        let (w, env) = (warden(config_with(json!({"maxValuesPerSession": max}))), Env::new());
+        for i in 0..n {
+            let r = ToolResult { now_ms: T0 + i as u64, ..result("read_inbox", &format!("user{i}@example.net")) };
+            w.observe_tool_result(&env.ports(), &r).expect("recorded");
+        }
+        let v = w.check_tool_call(&env.ports(), &email(json!("user0@example.net")));
+        let rule = if first_kept { rules::UNTRUSTED_DESTINATION } else { rules::UNKNOWN_DESTINATION };
+        assert_eq!(decided(&v), (Decision::Ask, rule), "{n} values");
+        let last = format!("user{}@example.net", n - 1);
+        assert_eq!(
+            decided(&w.check_tool_call(&env.ports(), &email(json!(last)))),
+            (Decision::Ask, rules::UNTRUSTED_DESTINATION)
+        );
+    }
+}
+
+#[test]
+fn a_value_counts_for_ttl_minutes_and_not_a_millisecond_longer() {
+    let (w, env) = (warden(config_with(json!({"ttlMinutes": 1}))), Env::new());
+    w.observe_tool_result(&env.ports(), &result("read_inbox", &inbox())).expect("recorded");
+    let at = |now_ms| ToolCall { now_ms, ..email(json!(PLANTED)) };
+    assert_eq!(
+        decided(&w.check_tool_call(&env.ports(), &at(T0 + MINUTE))),
+        (Decision::Ask, rules::UNTRUSTED_DESTINATION)
+    );
+    assert_eq!(
+        decided(&w.check_tool_call(&env.ports(), &at(T0 + MINUTE + 1))),
+        (Decision::Ask, rules::UNKNOWN_DESTINATION)
+    );
+}
+
+#[test]
+fn a_value_recorded_far_ahead_of_the_request_is_not_evidence() {
+    let (w, env) = (flow_warden(), Env::new());
+    let ahead =
+        ToolResult { now_ms: T0 + MINUTE + crate::time::MAX_FUTURE_SKEW_MS + 1, ..result("read_inbox", &inbox()) };
+    w.observe_tool_result(&env.ports(), &ahead).expect("recorded");
+    assert_eq!(
+        decided(&w.check_tool_call(&env.ports(), &email(json!(PLANTED)))),
+        (Decision::Ask, rules::UNKNOWN_DESTINATION)
+    );
+}
+
+#[test]
+fn one_result_records_at_most_max_values_and_counts_the_rest_as_dropped() {
+    for (n, dropped) in [(MAX_VALUES_PER_RESULT, 0), (MAX_VALUES_PER_RESULT + 1, 1)] {
+        let (w, env) = (flow_warden(), Env::new());
+        let text: Vec<String> = (0..n).map(|i| format!("user{i}@example.net")).collect();
+        let obs = w.observe_tool_result(&env.ports(), &result("list_contacts", &text.join(" "))).expect("recorded");
+        assert_eq!((obs.recorded as usize, obs.dropped), (MAX_VALUES_PER_RESULT, dropped), "{n} values");
+        assert_eq!(obs.signals.iter().any(|s| s.name == rules::DROPPED), dropped > 0);
+    }
+}
+
+#[test]
+fn an_address_of_the_longest_length_is_recorded_and_a_longer_one_is_not() {
+    let at_bound = format!("{}@{}.{}.{}.com", "a".repeat(64), "b".repeat(60), "c".repeat(60), "d".repeat(63));
+    let past = format!("{}@{}.{}.{}.com", "a".repeat(64), "b".repeat(61), "c".repeat(60), "d".repeat(63));
+    assert_eq!((at_bound.chars().count(), past.chars().count()), (MAX_VALUE_CHARS, MAX_VALUE_CHARS + 1));
+    let (w, env) = (flow_warden(), Env::new());
+    w.observe_tool_result(&env.ports(), &result("read_inbox", &format!("{at_bound} {past}"))).expect("recorded");
+    assert_eq!(
+        decided(&w.check_tool_call(&env.ports(), &email(json!(at_bound)))),
+        (Decision::Ask, rules::UNTRUSTED_DESTINATION)
+    );
+    assert_eq!(
+        decided(&w.check_tool_call(&env.ports(), &email(json!(past)))),
+        (Decision::Ask, rules::UNKNOWN_DESTINATION)
+    );
+}
+
+#[test]
+fn obfuscated_spellings_of_a_planted_value_still_match() {
+    let (w, env) = (flow_warden(), Env::new());
+    w.observe_tool_result(&env.ports(), &result("read_page", "write to billing [at] evil-payments [dot] example"))
+        .expect("ok");
+    for to in [
+        PLANTED,
+        "BILLING@EVIL-PAYMENTS.EXAMPLE",
+        "mailto:billing@evil-payments.example",
+        "Billing <billing@evil-payments.example>",
+    ] {
+        let v = w.check_tool_call(&env.ports(), &email(json!(to)));
+        assert_eq!(decided(&v), (Decision::Ask, rules::UNTRUSTED_DESTINATION), "{to}");
+    }
+}
+
+#[test]
+fn a_plain_name_the_person_gave_passes_and_another_does_not() {
+    let (w, env) = (flow_warden(), Env::new());
+    w.check_turn(&env.ports(), &turn("Invite Alice Smith to the planning call."));
+    let invite =
+        |who: &str| w.check_tool_call(&env.ports(), &call("invite_user", json!({"invitees": [{"name": who}]})));
+    assert_eq!(decided(&invite("alice smith")), (Decision::Allow, crate::tools::rules::ALLOW));
+    assert_eq!(decided(&invite("Mallory")), (Decision::Ask, rules::UNKNOWN_DESTINATION));
+}
+
+#[test]
+fn a_call_naming_more_destinations_than_the_bound_asks() {
+    let (w, env) = (flow_warden(), Env::new());
+    let many: Vec<String> = (0..=decide::MAX_DESTINATIONS_PER_CALL).map(|i| format!("u{i}@example.com")).collect();
+    w.check_turn(&env.ports(), &turn(&many.join(" ")));
+    let at_bound = &many[..decide::MAX_DESTINATIONS_PER_CALL];
+    assert_eq!(
+        decided(&w.check_tool_call(&env.ports(), &email(json!(at_bound)))),
+        (Decision::Allow, crate::tools::rules::ALLOW)
+    );
+    assert_eq!(
+        decided(&w.check_tool_call(&env.ports(), &email(json!(many)))),
+        (Decision::Ask, rules::UNKNOWN_DESTINATION)
+    );
+}
+
+#[test]
+fn the_flow_section_is_read_strictly_with_each_error_at_its_path() {
+    let errors = |flow: Value| -> Vec<std::string::String> {
+        match crate::Config::parse(&json!({"flow": flow}).to_string()) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(ToString::to_string).collect(),
+        }
+    };
+    assert_eq!(
+        errors(json!({"untrusted": "maybe"})),
+        ["flow.untrusted: must be `allow`, `ask` or `deny`, got `\"maybe\"`"]
+    );
+    assert_eq!(errors(json!({"ttlMinutes": 0})), ["flow.ttlMinutes: must be between 1 and 43200, got `0`"]);
+    assert_eq!(
+        errors(json!({"ttlMinutes": config::MAX_TTL_MINUTES + 1})),
+        ["flow.ttlMinutes: must be between 1 and 43200, got `43201`"]
+    );
+    assert!(errors(json!({"ttlMinutes": config::MAX_TTL_MINUTES})).is_empty());
+    assert_eq!(
+        errors(json!({"maxValuesPerSession": 15})),
+        ["flow.maxValuesPerSession: must be between 16 and 4000, got `15`"]
+    );
+    assert_eq!(
+        errors(json!({"maxValuesPerSession": 4001})),
+        ["flow.maxValuesPerSession: must be between 16 and 4000, got `4001`"]
+    );
+    assert!(errors(json!({"maxValuesPerSession": 4000})).is_empty());
+    assert_eq!(
+        errors(json!({"kinds": {"payment": {"untrusted": "block"}}})),
+        ["flow.kinds.payment.untrusted: must be `allow`, `ask` or `deny`, got `\"block\"`"]
+    );
+    let e = errors(json!({"kinds": {"shell": {}}}));
+    assert!(e.len() == 1 && e[0].starts_with("flow.kinds.shell: unknown field"), "{e:?}");
+    assert_eq!(
+        errors(json!({"trustedHosts": ["a b"]})),
+        ["flow.trustedHosts[0]: `a b` must be visible characters without spaces"]
+    );
+    let hosts: Vec<std::string::String> = (0..=config::MAX_TRUSTED).map(|i| format!("h{i}.example")).collect();
+    assert_eq!(errors(json!({"trustedHosts": hosts})), ["flow.trustedHosts: must have at most 256 items, got 257"]);
+    assert_eq!(
+        errors(json!({"trusted": ["*@x.example", "*@X.example"]})),
+        ["flow.trusted[1]: duplicate destination glob `*@x.example`; first used at flow.trusted[0]"]
+    );
+    assert_eq!(
+        errors(json!({"namedCountsAsConsent": "yes"})),
+        ["flow.namedCountsAsConsent: must be `true` or `false`, got `\"yes\"`"]
+    );
+    let e = errors(json!({"bogus": 1}));
+    assert!(e.len() == 1 && e[0].starts_with("flow.bogus: unknown field"), "{e:?}");
+}
+
+#[test]
+fn the_key_without_a_host_context_differs_from_the_key_with_one() {
+    let env = Env::new();
+    let bare = Warden::configure(&config_with(json!({})).to_string()).expect("valid");
+    bare.observe_tool_result(&env.ports(), &result("read_inbox", &inbox())).expect("recorded");
+    assert_eq!(
+        decided(&bare.check_tool_call(&env.ports(), &email(json!(PLANTED)))),
+        (Decision::Ask, rules::UNTRUSTED_DESTINATION)
+    );
+    // Under the host's secret the record of the bare key is read as empty: unknown, which asks.
+    let keyed = flow_warden();
+    assert_eq!(
+        decided(&keyed.check_tool_call(&env.ports(), &email(json!(PLANTED)))),
+        (Decision::Ask, rules::UNKNOWN_DESTINATION)
+    );
+}
+
+/// Storage where another writer changes the session's record just before
+/// each of the next `races` writes of it.
+struct Racing<'a> {
+    inner: &'a MemoryStorage,
+    races: core::cell::Cell<usize>,
+}
+
+impl crate::ports::Storage for Racing<'_> {
+    fn get(&self, ns: &str, key: &str) -> Result<Option<crate::ports::Entry>, StorageError> {
+        self.inner.get(ns, key)
+    }
+    fn set(&self, ns: &str, key: &str, value: &[u8], when: crate::ports::Condition) -> Result<u64, StorageError> {
+        if ns == record::NAMESPACE && key.starts_with(record::SESSION_PREFIX) && self.races.get() > 0 {
+            self.races.set(self.races.get() - 1);
+            let other = flow_warden();
+            let ports = Ports { http: &ScriptedHttp::unreachable(), storage: self.inner, log: &VecLog::default() };
+            let n = self.races.get();
+            other.observe_tool_result(&ports, &result("read_page", &format!("racer{n}@example.net"))).expect("raced");
+        }
+        self.inner.set(ns, key, value, when)
+    }
+    fn delete(&self, ns: &str, key: &str, when: crate::ports::Condition) -> Result<bool, StorageError> {
+        self.inner.delete(ns, key, when)
+    }
+    fn list(
+        &self,
+        ns: &str,
+        p: &str,
+        l: u32,
+        r: bool,
+    ) -> Result<Vec<(std::string::String, crate::ports::Entry)>, StorageError> {
+        self.inner.list(ns, p, l, r)
+    }
+    fn commit(&self, writes: &[crate::ports::Write]) -> Result<(), crate::ports::BatchError> {
+        self.inner.commit(writes)
+    }
+}
+
+#[test]
+fn a_write_that_loses_a_race_is_retried_and_both_writers_values_count() {
+    let (w, env) = (flow_warden(), Env::new());
+    w.observe_tool_result(&env.ports(), &result("read_inbox", "first@example.net")).expect("recorded");
+    let racing = Racing { inner: &env.storage, races: core::cell::Cell::new(1) };
+    let ports = Ports { http: &env.http, storage: &racing, log: &env.log };
+    w.observe_tool_result(&ports, &result("read_inbox", &inbox())).expect("recorded after a retry");
+    for to in ["first@example.net", PLANTED, "racer0@example.net"] {
+        let v = w.check_tool_call(&env.ports(), &email(json!(to)));
+        assert_eq!(decided(&v), (Decision::Ask, rules::UNTRUSTED_DESTINATION), "{to}");
+    }
+}
+
+#[test]
+fn a_write_that_keeps_losing_gives_up_after_the_bound_and_records_nothing_of_it() {
+    let (w, env) = (flow_warden(), Env::new());
+    w.observe_tool_result(&env.ports(), &result("read_inbox", "first@example.net")).expect("recorded");
+    let racing = Racing { inner: &env.storage, races: core::cell::Cell::new(crate::store::MAX_CAS_ATTEMPTS) };
+    let ports = Ports { http: &env.http, storage: &racing, log: &env.log };
+    let e = w.observe_tool_result(&ports, &result("read_inbox", &inbox())).expect_err("gave up");
+    assert!(matches!(e, PolicyError::Storage(_)), "{e:?}");
+    let v = w.check_tool_call(&env.ports(), &email(json!(PLANTED)));
+    assert_eq!(decided(&v), (Decision::Ask, rules::UNKNOWN_DESTINATION));
 }
