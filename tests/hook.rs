@@ -85,10 +85,7 @@ fn unreadable_events_block_the_call() {
     let cases = [
         ("not json", "Warden could not check this tool call"),
         (r#"{"hook_event_name": "PreToolUse"}"#, "missing field `tool_name`"),
-        (
-            r#"{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}}"#,
-            "register this hook for `PreToolUse`",
-        ),
+        (r#"{"hook_event_name": "Stop", "tool_name": "Bash", "tool_input": {}}"#, "`Stop` is not supported"),
     ];
     for (input, expected) in cases {
         let a = hook(&db, &[], input);

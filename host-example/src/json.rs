@@ -35,7 +35,17 @@ macro_rules! timed {
     };
 }
 
-timed!(TurnJson, ToolCallJson, OutboundJson, TurnStartJson, TurnEndJson, ApprovalJson, UsageJson, OutcomeJson);
+timed!(
+    TurnJson,
+    ToolCallJson,
+    ToolResultJson,
+    OutboundJson,
+    TurnStartJson,
+    TurnEndJson,
+    ApprovalJson,
+    UsageJson,
+    OutcomeJson
+);
 
 /// Parses a request as [`parse`] does, then checks its `nowMs` against the host's clock.
 pub fn parse_request<T: serde::de::DeserializeOwned + Timed>(
@@ -306,6 +316,62 @@ impl From<ToolCallJson> for wit::ToolCall {
             cwd: c.cwd,
             derived_paths: c.derived_paths,
         }
+    }
+}
+
+/// `tool-result`. `content` may be text or any JSON value, which is passed on
+/// as its JSON text (a host that has the tool's output as JSON need not
+/// serialize it first).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolResultJson {
+    pub tool_name: String,
+    pub content: Value,
+    #[serde(default)]
+    pub call_id: Option<String>,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub now_ms: Option<u64>,
+    #[serde(default)]
+    pub identity: IdentityJson,
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+impl From<ToolResultJson> for wit::ToolResult {
+    fn from(r: ToolResultJson) -> Self {
+        wit::ToolResult {
+            tool_name: r.tool_name,
+            content: match r.content {
+                Value::String(text) => text,
+                other => other.to_string(),
+            },
+            call_id: r.call_id,
+            run_id: r.run_id,
+            session_id: r.session_id,
+            now_ms: r.now_ms.unwrap_or_else(now_ms),
+            identity: r.identity.into(),
+            is_error: r.is_error,
+        }
+    }
+}
+
+/// `observation` (answer of `check tool-result`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservationJson {
+    pub found: u32,
+    pub recorded: u32,
+    pub dropped: u32,
+    pub signals: Vec<SignalJson>,
+}
+
+impl From<&wit::Observation> for ObservationJson {
+    fn from(o: &wit::Observation) -> Self {
+        ObservationJson { found: o.found, recorded: o.recorded, dropped: o.dropped, signals: signals(&o.signals) }
     }
 }
 

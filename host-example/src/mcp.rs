@@ -25,6 +25,15 @@
 //! answered with a JSON-RPC error that names why, with the message's `id`
 //! when it can be recovered and `null` otherwise.
 //!
+//! Every answer the server gives to a forwarded `tools/call` (its `result`, or
+//! its `error`, as JSON text) is reported to `observe-tool-result` under the
+//! proxy's session before the client sees it, so the destinations in it are
+//! known to come from content the agent read. An observation that fails or
+//! takes longer than [`OBSERVE_TIMEOUT`] is logged on stderr and the answer is
+//! relayed unchanged; its destinations then stay unknown to later checks,
+//! which ask by default. At most [`MAX_PENDING_CALLS`] forwarded calls are
+//! remembered while they wait for their answer.
+//!
 //! Failure mode: fail-closed. A `tools/call` that cannot be read is refused.
 
 use crate::bindings::warden::guard::types::{ApprovalScope, Decision};
@@ -32,6 +41,7 @@ use crate::json::{IdentityJson, ToolCallJson, now_ms};
 use crate::runtime::Runtime;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +56,14 @@ pub const MAX_DEPTH: usize = 64;
 /// How long the server may take to exit once its input is closed before the
 /// proxy stops it (2 s).
 pub const SERVER_EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Forwarded `tools/call` requests remembered while they wait for the
+/// server's answer, so the answer can be observed (1024). Past it the oldest
+/// is forgotten, with a warning, and its answer is relayed unobserved.
+pub const MAX_PENDING_CALLS: usize = 1024;
+/// Longest wait for one answer's observation before the answer is relayed
+/// anyway (5 s).
+pub const OBSERVE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// JSON-RPC: the message could not be parsed.
 pub const PARSE_ERROR: i64 = -32700;
@@ -385,12 +403,22 @@ fn tool_result(id: &Value, text: String) -> Value {
 /// the answer to give the client. Exactly one of the two is `Some`, except
 /// for a blank line (neither).
 pub fn route_line(runtime: &Runtime, options: &McpOptions, line: &[u8]) -> (Option<String>, Option<Value>) {
+    let (forward, answer, _) = route(runtime, options, line);
+    (forward, answer)
+}
+
+/// [`route_line`], with the `id` and judged tool name of a `tools/call` that is forwarded.
+fn route(
+    runtime: &Runtime,
+    options: &McpOptions,
+    line: &[u8],
+) -> (Option<String>, Option<Value>, Option<(Value, String)>) {
     let call = match classify(line) {
-        Routed::Skip => return (None, None),
-        Routed::Forward(text) => return (Some(text), None),
+        Routed::Skip => return (None, None, None),
+        Routed::Forward(text) => return (Some(text), None, None),
         Routed::Refuse(answer) => {
             eprintln!("warden mcp: {}", answer["error"]["message"].as_str().unwrap_or("refused a client message"));
-            return (None, Some(answer));
+            return (None, Some(answer), None);
         }
         Routed::Judge(call) => call,
     };
@@ -408,10 +436,10 @@ pub fn route_line(runtime: &Runtime, options: &McpOptions, line: &[u8]) -> (Opti
     };
     let verdict = runtime.check_tool_call(&request.into());
     match verdict.decision {
-        Decision::Allow => (Some(call.forward), None),
+        Decision::Allow => (Some(call.forward), None, Some((call.id, tool))),
         Decision::Deny => {
             let text = format!("Warden denied this tool call ({}): {}", verdict.rule, verdict.reason);
-            (None, Some(tool_result(&call.id, text)))
+            (None, Some(tool_result(&call.id, text)), None)
         }
         Decision::Ask => {
             // The key is for a person: it goes to stderr (the MCP client's server log), never to the model.
@@ -431,9 +459,94 @@ pub fn route_line(runtime: &Runtime, options: &McpOptions, line: &[u8]) -> (Opti
                  conversation; retry once a person has approved it.",
                 verdict.rule, verdict.reason
             );
-            (None, Some(tool_result(&call.id, text)))
+            (None, Some(tool_result(&call.id, text)), None)
         }
     }
+}
+
+/// Forwarded `tools/call` requests waiting for the server's answer: the
+/// request's `id` (as JSON text) and the judged tool name, oldest first.
+#[derive(Default)]
+struct PendingCalls(std::sync::Mutex<VecDeque<(String, String)>>);
+
+impl PendingCalls {
+    fn insert(&self, id: &Value, tool: String) {
+        let Ok(mut calls) = self.0.lock() else { return };
+        let key = id.to_string();
+        calls.retain(|(k, _)| *k != key);
+        calls.push_back((key, tool));
+        if calls.len() > MAX_PENDING_CALLS
+            && let Some((id, tool)) = calls.pop_front()
+        {
+            eprintln!(
+                "warden mcp: more than {MAX_PENDING_CALLS} tool calls wait for an answer; the answer to `{tool}` \
+                 (id {id}) will not be observed, so the destinations in it stay unknown to later checks"
+            );
+        }
+    }
+
+    fn take(&self, id: &Value) -> Option<String> {
+        let mut calls = self.0.lock().ok()?;
+        let key = id.to_string();
+        let at = calls.iter().position(|(k, _)| *k == key)?;
+        calls.remove(at).map(|(_, tool)| tool)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.lock().map(|c| c.is_empty()).unwrap_or(true)
+    }
+}
+
+/// The tool result a server line reports, when it answers a pending call.
+fn answered_call(
+    pending: &PendingCalls,
+    options: &McpOptions,
+    line: &str,
+) -> Option<crate::bindings::exports::warden::guard::policy::ToolResult> {
+    if pending.is_empty() {
+        return None;
+    }
+    let Ok(Value::Object(message)) = serde_json::from_str::<Value>(line) else { return None };
+    if message.contains_key("method") {
+        return None;
+    }
+    let (content, is_error) = match (message.get("result"), message.get("error")) {
+        (Some(result), None) => (result, result.get("isError") == Some(&Value::Bool(true))),
+        (None, Some(error)) => (error, true),
+        _ => return None,
+    };
+    let id = message.get("id")?;
+    let tool = pending.take(id)?;
+    let result = crate::json::ToolResultJson {
+        tool_name: tool,
+        content: Value::String(content.to_string()),
+        call_id: Some(id.to_string()),
+        run_id: None,
+        session_id: Some(options.session_id.clone()),
+        now_ms: Some(now_ms()),
+        identity: IdentityJson { agent_id: Some(format!("mcp:{}", options.server_name)), ..Default::default() },
+        is_error,
+    };
+    Some(result.into())
+}
+
+/// Reports a server's answer to a tool call before it is relayed; a failure
+/// or a timeout is logged and the answer goes on unchanged.
+async fn observe_answer(runtime: &Arc<Runtime>, result: crate::bindings::exports::warden::guard::policy::ToolResult) {
+    let tool = result.tool_name.clone();
+    let rt = runtime.clone();
+    let observed =
+        tokio::time::timeout(OBSERVE_TIMEOUT, tokio::task::spawn_blocking(move || rt.observe_tool_result(&result)));
+    let why = match observed.await {
+        Ok(Ok(Ok(_))) => return,
+        Ok(Ok(Err(e))) => e.to_string(),
+        Ok(Err(e)) => format!("the observation failed: {e}"),
+        Err(_) => format!("it took longer than {} s", OBSERVE_TIMEOUT.as_secs()),
+    };
+    eprintln!(
+        "warden mcp: the result of `{tool}` was not recorded ({why}); it is relayed unchanged, and the destinations \
+         in it stay unknown to later checks"
+    );
 }
 
 /// One line read with a bound: its bytes (without the newline), or how
@@ -482,8 +595,11 @@ async fn write_line<W: AsyncWrite + Unpin>(out: &Mutex<W>, line: &[u8]) -> std::
 /// Copies the server's lines to the client until the server closes its
 /// output. Lines that are not UTF-8 are repaired (U+FFFD) so the client can
 /// read them; lines over [`MAX_LINE_BYTES`] are dropped with a warning.
-async fn server_to_client<S, W>(server_out: S, out: Arc<Mutex<W>>)
-where
+async fn server_to_client<S, W>(
+    server_out: S,
+    out: Arc<Mutex<W>>,
+    observer: (Arc<Runtime>, McpOptions, Arc<PendingCalls>),
+) where
     S: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -498,6 +614,9 @@ where
                         String::from_utf8_lossy(e.as_bytes()).into_owned()
                     }
                 };
+                if let Some(result) = answered_call(&observer.2, &observer.1, &text) {
+                    observe_answer(&observer.0, result).await;
+                }
                 if write_line(&out, text.as_bytes()).await.is_err() {
                     return;
                 }
@@ -547,7 +666,9 @@ where
         return Err(std::io::Error::other("the server's stdio could not be connected"));
     };
     let out = Arc::new(Mutex::new(client_out));
-    let mut to_client = tokio::spawn(server_to_client(server_out, out.clone()));
+    let pending = Arc::new(PendingCalls::default());
+    let observer = (runtime.clone(), options.clone(), pending.clone());
+    let mut to_client = tokio::spawn(server_to_client(server_out, out.clone(), observer));
     let mut client = BufReader::new(client_in);
 
     let stop = loop {
@@ -570,9 +691,13 @@ where
             Ok(None) | Err(_) => break Stop::ClientClosed,
         };
         let (rt, opts) = (runtime.clone(), options.clone());
-        let (forward, answer) = tokio::task::spawn_blocking(move || route_line(&rt, &opts, &bytes))
+        let (forward, answer, call) = tokio::task::spawn_blocking(move || route(&rt, &opts, &bytes))
             .await
             .map_err(|e| std::io::Error::other(format!("the check failed: {e}")))?;
+        // Remembered before the server can answer it.
+        if let Some((id, tool)) = call {
+            pending.insert(&id, tool);
+        }
         if let Some(answer) = answer {
             write_line(&out, answer.to_string().as_bytes()).await?;
         }

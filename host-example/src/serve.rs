@@ -66,6 +66,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/check/turn"),
     ("post", "/v1/check/tool"),
     ("post", "/v1/check/outbound"),
+    ("post", "/v1/check/tool-result"),
     ("post", "/v1/record"),
 ];
 
@@ -249,6 +250,13 @@ async fn check_outbound(State(state): State<Shared>, body: Body) -> Result<Respo
     Ok(axum::Json(VerdictJson::from(&verdict)).into_response())
 }
 
+async fn check_tool_result(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let result: json::ToolResultJson = parse(&state, body)?;
+    let result = result.into();
+    let observation = blocking(&state, move |rt| rt.observe_tool_result(&result)).await?.map_err(call_error)?;
+    Ok(axum::Json(json::ObservationJson::from(&observation)).into_response())
+}
+
 async fn check_turn(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
     let turn: json::TurnJson = parse(&state, body)?;
     let turn = turn.into();
@@ -350,6 +358,7 @@ pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
         .route("/v1/check/turn", post(check_turn))
         .route("/v1/check/tool", post(check_tool))
         .route("/v1/check/outbound", post(check_outbound))
+        .route("/v1/check/tool-result", post(check_tool_result))
         .route("/v1/record", post(record))
         .route_layer(middleware::from_fn_with_state(state.clone(), authorize));
     Router::new()

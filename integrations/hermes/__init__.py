@@ -13,6 +13,7 @@ from .hooks import Hooks
 _HOOKS = (
     "pre_llm_call",
     "pre_tool_call",
+    "post_tool_call",
     "post_approval_response",
     "post_api_request",
     "on_session_end",

@@ -57,6 +57,7 @@ _POLICY_FUNCS = (
     "check-turn",
     "check-tool-call",
     "check-outbound",
+    "observe-tool-result",
     "start-turn",
     "settle-turn",
     "current-pin",
@@ -460,6 +461,12 @@ class Guard:
             return from_wit(self._call("check-outbound", to_wit(message)))
         except GuardError as e:
             return fail_closed(str(e), "messages", e.rule)
+
+    def observe_tool_result(self, report: Dict[str, Any]) -> Dict[str, Any]:
+        """Reports what a tool returned; raises GuardError when it cannot be
+        recorded (the result's destinations then stay unknown to later checks)."""
+        self._admit("observe-tool-result", report.get("now_ms"))
+        return from_wit(self._admin("observe-tool-result", to_wit(report)))
 
     # lifecycle and admin ---------------------------------------------------
     def start_turn(self, start: Dict[str, Any]) -> Optional[Dict[str, Any]]:

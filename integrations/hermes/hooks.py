@@ -4,6 +4,7 @@
 | --- | --- | --- |
 | `pre_llm_call` | `start-turn` (when Hermes bound a chat), `check-turn` | `{"context": ...}` adds Warden's safety text after the user message |
 | `pre_tool_call` | `check-tool-call` | deny: `{"action": "block", "message": ...}`; ask: `{"action": "approve", ...}` |
+| `post_tool_call` | `observe-tool-result` | none: the result is recorded so destinations in it are known to come from content the agent read |
 | `post_approval_response` | `record-approval` | the person's answer to an `ask`, where Hermes reports it |
 | `post_api_request` | `record-usage` | tokens, for budgets |
 | `on_session_end` | `settle-turn` | Hermes fires it at the end of every turn (`run_conversation`) |
@@ -25,7 +26,9 @@ never start or settle a pin.
 
 Hermes swallows exceptions raised by hooks and then lets the tool run, so
 every handler here catches everything itself and applies Warden's failure
-mode: tool calls are refused (fail-closed), turns proceed (fail-open).
+mode: tool calls are refused (fail-closed), turns proceed (fail-open), and a
+tool result that cannot be recorded reaches the model anyway, its destinations
+unknown to later checks (which ask by default).
 """
 
 from __future__ import annotations
@@ -82,6 +85,25 @@ def _text(content: Any) -> str:
                 parts.append(p["text"])
         return "\n".join(parts)
     return ""
+
+
+def result_text(result: Any, error_message: Any = None) -> str:
+    """A tool's result as the model reads it: Hermes hands tools' results on
+    as text (usually JSON); anything else becomes its JSON text. An error
+    message Hermes reports beside it follows."""
+    if isinstance(result, str):
+        text = result
+    elif result is None:
+        text = ""
+    else:
+        try:
+            text = json.dumps(result, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = str(result)
+    why = _none_if_empty(error_message)
+    if why and why not in text:
+        text = f"{text}\n{why}" if text else why
+    return text
 
 
 def idempotency_key(kind: str, *parts: Any) -> str:
@@ -278,6 +300,44 @@ class Hooks:
         if decision == "ask":
             return self._ask(tool_name, verdict, session_id, tool_call_id)
         return None
+
+    # post_tool_call -> observe-tool-result ------------------------------------
+    def post_tool_call(
+        self,
+        tool_name: str = "",
+        args: Optional[Dict[str, Any]] = None,
+        result: Any = None,
+        session_id: str = "",
+        task_id: str = "",
+        tool_call_id: str = "",
+        turn_id: str = "",
+        status: Optional[str] = None,
+        error_message: Optional[str] = None,
+        **_: Any,
+    ) -> None:
+        try:
+            self._post_tool_call(tool_name, result, session_id, tool_call_id, turn_id, status, error_message)
+        except Exception as e:  # the result reaches the model anyway
+            logger.warning(
+                "warden: the result of %s was not recorded (%s); its destinations stay unknown to later checks", tool_name, e
+            )
+
+    def _post_tool_call(self, tool_name, result, session_id, tool_call_id, turn_id, status, error_message):
+        if not tool_name:
+            return
+        session_id = self.root_of(session_id) if session_id else session_id
+        self.runtime.guard().observe_tool_result(
+            {
+                "tool_name": tool_name,
+                "call_id": _none_if_empty(tool_call_id),
+                "run_id": _none_if_empty(turn_id),
+                "session_id": _none_if_empty(session_id),
+                "now_ms": now_ms(),
+                "identity": self.identity_of(session_id),
+                "content": result_text(result, error_message),
+                "is_error": status not in (None, "ok"),
+            }
+        )
 
     def _ask(self, tool_name, verdict, session_id, tool_call_id):
         key = verdict.get("approval_key")

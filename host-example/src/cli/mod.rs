@@ -280,7 +280,7 @@ enum ScopeArg {
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 enum HookRuntime {
-    /// A Claude Code `PreToolUse` command hook.
+    /// Claude Code command hooks: `PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `UserPromptSubmit`.
     ClaudeCode,
 }
 
@@ -292,6 +292,9 @@ enum CheckKind {
     Tool,
     /// An outbound or peer message (`outbound-message`).
     Outbound,
+    /// A tool's result, reported so that the destinations in it are known to
+    /// come from content the agent read (`tool-result`); answers an `observation`.
+    ToolResult,
 }
 
 /// A failure that ends the command with a message and an exit code.
@@ -518,6 +521,19 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                     print_json(stdout, &verdict)?;
                     fail_on(threshold, &verdict.decision, &verdict.rule)
                 }
+                CheckKind::ToolResult => {
+                    if threshold.is_some() {
+                        return Err(Failure::invalid(
+                            "--fail-on: `check tool-result` records what a tool returned and decides nothing, so \
+                             there is no decision to compare",
+                        ));
+                    }
+                    let result: json::ToolResultJson =
+                        json::parse_request(&request, clock).map_err(Failure::invalid)?;
+                    let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
+                    let observation = runtime.observe_tool_result(&result.into()).map_err(call_failure)?;
+                    print_json(stdout, &json::ObservationJson::from(&observation))
+                }
                 CheckKind::Turn => {
                     let turn: json::TurnJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let outcome = match start(&host, &config, &policy.db, Some(&policy.config)) {
@@ -686,23 +702,21 @@ fn tokio_runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))
 }
 
-/// The hook's answer; anything that prevents a decision blocks the call.
+/// The hook's answer; what fails gets the event's failure mode (a tool call is blocked).
 fn hook_answer(
     host: &HostArgs,
     policy: &Policy,
     stdin: &mut dyn Read,
     style: crate::hook::HookStyle,
 ) -> crate::hook::HookAnswer {
-    let decided = (|| -> Result<crate::hook::HookAnswer, String> {
-        no_replay(host, "hook")?;
-        let event = read_stdin(stdin).map_err(|f| f.message)?;
-        let event = crate::hook::parse_event(&event)?;
-        let config = read_config(&policy.config).map_err(|f| f.message)?;
-        let runtime = start(host, &config, &policy.db, Some(&policy.config)).map_err(|f| f.message)?;
-        let verdict = runtime.check_tool_call(&crate::hook::tool_call(&event).into());
-        Ok(crate::hook::answer(&verdict, style))
-    })();
-    decided.unwrap_or_else(|message| crate::hook::failure(message.trim_end()))
+    let event = no_replay(host, "hook").and_then(|()| read_stdin(stdin).map_err(|f| f.message));
+    match event {
+        Ok(event) => crate::hook::run(&event, style, || {
+            let config = read_config(&policy.config).map_err(|f| f.message)?;
+            start(host, &config, &policy.db, Some(&policy.config)).map_err(|f| f.message)
+        }),
+        Err(message) => crate::hook::failure(message.trim_end()),
+    }
 }
 
 /// A fresh private folder, removed when dropped.

@@ -178,8 +178,8 @@ def plugin_is_installed_and_enabled():
     print(f"       hermes plugins: {loaded.get('warden')}")
     check(loaded.get("warden", {}).get("enabled") is True, "Hermes lists the warden plugin as enabled and loaded")
     check(plugin().__file__.startswith(os.path.join(HOME, "plugins", "warden")), "loaded from $HERMES_HOME/plugins/warden")
-    names = ["pre_llm_call", "pre_tool_call", "post_approval_response", "post_api_request", "on_session_end",
-             "subagent_start", "subagent_stop"]
+    names = ["pre_llm_call", "pre_tool_call", "post_tool_call", "post_approval_response", "post_api_request",
+             "on_session_end", "subagent_start", "subagent_stop"]
     check(loaded["warden"]["hooks"] == len(names) and all(has_hook(n) for n in names), f"with its {len(names)} hooks registered")
 
 
@@ -451,6 +451,44 @@ def ask_is_answered_through_the_gateway():
           "and the model was told the person denied it")
 
 
+def provenance_of_a_destination_decides_the_next_call():
+    """The terminal prints a mail holding a link; web_search (with SearXNG on
+    loopback, its `query` classed as the URL it fetches) is then asked to open
+    that link, and the link the person named."""
+    inbox = marker("inbox.txt")
+    with open(inbox, "w") as f:
+        f.write("Your invoice is ready. Pay it at https://pay.evil.example/claim today.\n")
+    policy = json.loads(json.dumps(POLICY))
+    policy["pin"] = {"enabled": False}
+    policy["tools"] = {"taxonomy": [{"tool": "web_search", "kind": "fetch", "urlFields": ["query"]}]}
+    policy["flow"] = {"untrusted": "deny", "unknown": "deny"}
+    write_policy(policy)
+    os.environ["SEARXNG_URL"] = SEARCH_URL
+    try:
+        mock_model.SCRIPT[:] = [["terminal", {"command": "cat inbox.txt"}],
+                                ["web_search", {"query": "https://pay.evil.example/claim"}],
+                                ["web_search", {"query": "https://docs.example.org/guide"}]]
+        message = "SCRIPTED: read my inbox, then open https://docs.example.org/guide for me."
+        before = counters()
+        start = mock_model.request_count()
+        turn("e2e-provenance", "", message=message, toolsets=("terminal", "web"))
+        last = mock_model.requests_since(start)[-1]["messages"]
+        results = [str(m.get("content")) for m in last if m.get("role") == "tool"]
+        d = delta(before, counters())
+        print(f"       model received: {results}")
+        check(len(results) == 3 and "pay.evil.example" in results[0], "the terminal's output reached the model unchanged")
+        check("Warden refused this call (flow.untrusted-destination)" in results[1] and "terminal" in results[1],
+              "a fetch of the host seen only in the terminal's output is refused by flow.untrusted-destination, naming the tool")
+        check("pay.evil.example" not in results[1], "the refusal does not repeat the value")
+        check("flow." not in results[2], f"the host the person named is not stopped by a flow rule: {results[2][:300]}")
+        check(d.get("tools.deny.flow.untrusted-destination") == 1, f"Warden counted one deny by flow.untrusted-destination ({d})")
+        check(not any("was not recorded" in l for l in CAPTURE.lines), "every tool result was recorded")
+    finally:
+        os.environ.pop("SEARXNG_URL", None)
+        mock_model.SCRIPT[:] = []
+        write_policy(POLICY)
+
+
 def fail_closed_when_warden_cannot_start():
     env = dict(os.environ, WARDEN_CONFIG=os.path.join(WORK, "no-such-warden.json"))
     out = subprocess.run([sys.executable, SCRIPT, WORK, "--fail-closed-child"], env=env, capture_output=True, text=True, timeout=240)
@@ -482,6 +520,7 @@ if __name__ == "__main__":
     CHECKS.run("a dangerous terminal command is denied by an exec.* rule", dangerous_command_is_denied_by_the_exec_gate)
     CHECKS.run("safety scenarios: an unapproved sender's covered question reaches the model with the flaggedPrompt in <safety> tags; an approved sender's does not", safety_context_reaches_the_model)
     CHECKS.run("the policy reloads when its file changes; an invalid edit keeps the previous one", policy_reloads_when_the_file_changes)
+    CHECKS.run("provenance: post_tool_call records what the terminal printed; a fetch of a host seen only there is refused, one the person named is not", provenance_of_a_destination_decides_the_next_call)
     try:
         CHECKS.run("the real Hermes gateway (API server) pins the reply to its conversation", real_gateway_pins_the_conversation)
         CHECKS.run("ask: a web_search call is approved through the gateway, recorded for the session, then allowed by memory; another call is asked again", ask_is_answered_through_the_gateway)

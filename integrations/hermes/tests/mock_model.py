@@ -55,7 +55,31 @@ def _call(kind: str, name: str, args: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
+# The calls a turn whose first user message says `SCRIPTED` makes: set by
+# the test, so that the person's message names none of their values.
+SCRIPT: List[Any] = []
+
+
+def _scripted(messages: List[Dict[str, Any]]):
+    """A `SCRIPTED` turn: the calls of SCRIPT (`[name, args]`), in order, one
+    per request, then an answer quoting every tool result."""
+    first = next((m for m in messages if m.get("role") == "user"), None)
+    text = _content_text(first.get("content")) if first else ""
+    if "SCRIPTED" not in text:
+        return None
+    calls = SCRIPT
+    made = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
+    if made < len(calls):
+        name, args = calls[made]
+        return _call("seq", name, args)
+    results = [_content_text(m.get("content")) for m in messages if m.get("role") == "tool"]
+    return {"role": "assistant", "content": "The tools said: " + " | ".join(results)}
+
+
 def _answer(messages: List[Dict[str, Any]]) -> Dict[str, Any]:
+    scripted = _scripted(messages)
+    if scripted is not None:
+        return scripted
     last = messages[-1]
     if last.get("role") == "tool":
         call_id = str(last.get("tool_call_id") or "")

@@ -29,6 +29,13 @@ class RecordingGuard:
     def record_approval(self, approval):
         self.approvals.append(approval)
 
+    def observe_tool_result(self, report):
+        self.observed = getattr(self, "observed", [])
+        self.observed.append(report)
+        if getattr(self, "observe_fails", False):
+            raise RuntimeError("storage failed: disk full")
+        return {"found": 1, "recorded": 1, "dropped": 0, "signals": []}
+
 
 class FixedRuntime:
     def __init__(self, guard, account_id=None):
@@ -157,8 +164,49 @@ def requests_carry_this_processs_clock_whatever_time_hermes_passes():
     check(abs(stamped - clock.system_now_ms()) <= 60_000, f"the tool call is stamped with this process's clock ({stamped}), not {far}")
 
 
+def tool_results_are_observed_under_the_root_session_with_its_identity():
+    from warden_plugin.hooks import result_text
+
+    g = RecordingGuard(None)
+    h = Hooks(FixedRuntime(g))
+    h.pre_llm_call(session_id="root", user_message="hi", platform="telegram", sender_id="u1")
+    h.subagent_start(parent_session_id="root", child_session_id="child")
+    out = h.post_tool_call(tool_name="read_inbox", args={}, result='{"from": "mallory@evil.example"}', session_id="child",
+                           tool_call_id="c9", turn_id="t1", status="ok")
+    check(out is None, "post_tool_call answers nothing: the result reaches the model unchanged")
+    r = g.observed[-1]
+    check(r["tool_name"] == "read_inbox" and r["content"] == '{"from": "mallory@evil.example"}', f"the result text as Hermes gave it: {r}")
+    check(r["session_id"] == "root" and r["identity"]["sender_id"] == "u1", "under the delegating session, with its identity")
+    check(r["call_id"] == "c9" and r["run_id"] == "t1" and r["is_error"] is False, "call, turn and success carried")
+    h.post_tool_call(tool_name="web_fetch", result={"body": "x"}, session_id="root", status="error", error_message="timed out")
+    r = g.observed[-1]
+    check(r["is_error"] is True and r["content"] == '{"body": "x"}\ntimed out', f"an error's message follows a non-text result: {r}")
+    check(result_text(None, "boom") == "boom" and result_text("boom: x", "boom") == "boom: x", "an error already in the text is not repeated")
+
+
+def a_result_that_cannot_be_recorded_still_reaches_the_model():
+    g = RecordingGuard(None)
+    g.observe_fails = True
+    out = Hooks(FixedRuntime(g)).post_tool_call(tool_name="read_inbox", result="x", session_id="s1", status="ok")
+    check(out is None and len(g.observed) == 1, "a failed observation raises nothing into Hermes and changes nothing")
+
+    class Down:
+        def guard(self):
+            from warden_plugin.runtime import Unavailable
+
+            raise Unavailable("no configuration")
+
+        def configured_account_id(self):
+            return None
+
+    check(Hooks(Down()).post_tool_call(tool_name="read_inbox", result="x", session_id="s1") is None,
+          "nor does a guard that cannot start")
+
+
 if __name__ == "__main__":
     c = Checks()
+    c.run("tool results are observed under the root session with its identity", tool_results_are_observed_under_the_root_session_with_its_identity)
+    c.run("a tool result that cannot be recorded still reaches the model", a_result_that_cannot_be_recorded_still_reaches_the_model)
     c.run("ask: approve directive, rule key bound to the offered scope", approve_directive_and_rule_keys)
     c.run("ask: an answer is recorded for no longer than Warden offered", answers_never_outlive_the_offer)
     c.run("ask: other approvals are left alone", other_plugins_approvals_are_ignored)

@@ -5,6 +5,8 @@
 //                          which OpenClaw puts right after the person's message)
 //   before_tool_call    -> check-tool-call (deny: block with the reason; ask: requireApproval,
 //                          the person's answer recorded with record-approval)
+//   after_tool_call     -> observe-tool-result (what the tool returned, so destinations in it
+//                          are known to come from content the agent read)
 //   message_sending     -> check-outbound (deny or ask: cancel with the reason)
 //   message_sent        -> record-outcome
 //   agent_end           -> settle-turn
@@ -27,6 +29,12 @@ export const PRIORITY = 1000;
 export const PIN_UNAVAILABLE_RULE = "host.pin-unavailable";
 /** Runs remembered per process for pin failures and working directories. */
 const MAX_REMEMBERED_RUNS = 1024;
+/**
+ * Longest a tool call waits for the observations of its session's earlier
+ * results still being recorded, in milliseconds (OpenClaw does not await
+ * after_tool_call). Past it the call is judged without them.
+ */
+export const OBSERVE_WAIT_MS = 5_000;
 
 const GUEST_DIR = path.join(SRC_DIR, "..", "guest");
 const REGISTRY = Symbol.for("warden.openclaw.guards");
@@ -119,6 +127,10 @@ function register(api) {
   const pinFailures = new Recent();
   // Working directory per session, from the prompt hook (tool hooks lack it).
   const workspaces = new Recent();
+  // Identity per tool call, from before_tool_call (after_tool_call names no requester).
+  const callIdentities = new Recent();
+  // Session -> the observations of its tool results still being recorded.
+  const observing = new Recent();
 
   api.on(
     "before_prompt_build",
@@ -154,6 +166,8 @@ function register(api) {
       const g = getGuard();
       const cwd = map.toolCwd(api.config, ctx?.agentId, workspaces.get(ctx?.sessionKey), env.HOME);
       const call = map.toolCall(event, ctx, { nowMs: now(), cwd });
+      if (call.callId) callIdentities.set(call.callId, call.identity);
+      await settled(observing.get(call.sessionId), OBSERVE_WAIT_MS);
       let verdict = await g.checkToolCall(call);
       // A run whose reply pin could not be recorded gets no tool call the
       // guard would allow: pinning fails closed.
@@ -177,6 +191,26 @@ function register(api) {
     },
     { priority: PRIORITY },
   );
+
+  api.on("after_tool_call", (event, ctx) => {
+    const callId = event?.toolCallId ?? ctx?.toolCallId;
+    const report = map.toolResultReport(event, ctx, { nowMs: now(), identity: callIdentities.get(callId) });
+    if (report.callId) callIdentities.delete(report.callId);
+    const key = report.sessionId ?? "";
+    const before = observing.get(key);
+    const done = settled(before, OBSERVE_WAIT_MS)
+      .then(() => getGuard().call("policy.observeToolResult", report))
+      .then(() => undefined)
+      .catch((e) => {
+        // The result reaches the model anyway; its destinations stay unknown, which asks by default.
+        logger?.warn?.(`warden: the result of ${report.toolName} was not recorded (${e.message}); its destinations stay unknown to later checks`);
+      })
+      .finally(() => {
+        if (observing.get(key) === done) observing.delete(key);
+      });
+    observing.set(key, done);
+    return done;
+  });
 
   api.on(
     "message_sending",
@@ -210,6 +244,17 @@ function register(api) {
       logger?.warn?.(`warden: the turn could not be settled (${e.message}); its pin expires after pin.ttlMinutes`);
     }
   });
+}
+
+/** Waits for `promise` (when there is one) at most `ms` milliseconds; never rejects. */
+function settled(promise, ms) {
+  if (!promise) return Promise.resolve();
+  let timer;
+  const timeout = new Promise((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref?.();
+  });
+  return Promise.race([promise.catch(() => {}), timeout]).finally(() => clearTimeout(timer));
 }
 
 // The component logs its own decisions (rules and outcomes, never message

@@ -189,6 +189,46 @@ export function toolCall(event, ctx, { nowMs, cwd }) {
   };
 }
 
+/**
+ * The text of a tool's result as the model reads it: a string as it is, the
+ * text parts of a `{content: [...]}` result (OpenClaw drops `details` before
+ * the model sees it), anything else as its JSON text; an error's message after it.
+ */
+export function resultText(result, error) {
+  let text;
+  if (typeof result === "string") text = result;
+  else if (result === undefined || result === null) text = "";
+  else {
+    text = Array.isArray(result.content) ? messageText(result) : "";
+    if (text === "") {
+      try {
+        text = JSON.stringify(result) ?? "";
+      } catch {
+        text = String(result);
+      }
+    }
+  }
+  const why = nonEmpty(error);
+  return why === undefined ? text : text === "" ? why : `${text}\n${why}`;
+}
+
+/**
+ * `tool-result` for after_tool_call. Its context names no requester, so the
+ * identity is the one the same call had in before_tool_call when known.
+ */
+export function toolResultReport(event, ctx, { nowMs, identity }) {
+  return {
+    toolName: String(event?.toolName ?? ctx?.toolName ?? ""),
+    callId: nonEmpty(event?.toolCallId) ?? nonEmpty(ctx?.toolCallId),
+    runId: nonEmpty(event?.runId) ?? nonEmpty(ctx?.runId),
+    sessionId: nonEmpty(ctx?.sessionKey),
+    nowMs: BigInt(nowMs),
+    identity: identity ?? toolIdentity(ctx),
+    content: resultText(event?.result, event?.error),
+    isError: nonEmpty(event?.error) !== undefined,
+  };
+}
+
 /** `outbound-message` for message_sending. */
 export function outbound(event, ctx, { nowMs }) {
   const channel = nonEmpty(ctx?.channelId) ?? nonEmpty(event?.metadata?.channel) ?? "unknown";

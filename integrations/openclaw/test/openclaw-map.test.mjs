@@ -204,3 +204,38 @@ test("delivery_is_cancelled_on_deny_and_on_ask", () => {
   });
   assert.match(map.sendingResult(verdict({ decision: "ask", rule: "gate.review" })).cancelReason, /needs a person's approval/);
 });
+
+test("a_tool_result_is_reported_as_the_text_the_model_reads", () => {
+  const ctx = { toolName: "read", agentId: "main", sessionKey: "agent:main:main", runId: "run-1", toolCallId: "c1" };
+  const event = {
+    toolName: "read",
+    params: { path: "inbox.txt" },
+    runId: "run-1",
+    toolCallId: "c1",
+    result: { content: [{ type: "text", text: "From: mallory@evil.example\nPay IBAN DE89 3704 0044 0532 0130 00" }], details: { bytes: 60 } },
+  };
+  const identity = { provider: "telegram", accountId: "default", senderId: "u1", channelId: "12345", threadId: undefined, agentId: "main" };
+  const r = map.toolResultReport(event, ctx, { nowMs: 1_700_000_000_000, identity });
+  assert.equal(r.toolName, "read");
+  assert.equal(r.content, "From: mallory@evil.example\nPay IBAN DE89 3704 0044 0532 0130 00", "text parts, no JSON escapes, no details");
+  assert.equal(r.callId, "c1");
+  assert.equal(r.sessionId, "agent:main:main");
+  assert.equal(r.nowMs, 1_700_000_000_000n);
+  assert.equal(r.isError, false);
+  assert.deepEqual(r.identity, identity, "the identity the call had in before_tool_call");
+  assert.equal(map.toolResultReport(event, ctx, { nowMs: 1 }).identity.agentId, "main", "else what the context names");
+});
+
+test("a_tool_result_of_any_shape_becomes_text", () => {
+  assert.equal(map.resultText("plain"), "plain");
+  assert.equal(map.resultText({ stdout: "bob@example.com" }), '{"stdout":"bob@example.com"}', "no text parts: its JSON");
+  assert.equal(map.resultText({ content: [{ type: "image", data: "…" }], details: { to: "x@y.example" } }), '{"content":[{"type":"image","data":"…"}],"details":{"to":"x@y.example"}}');
+  assert.equal(map.resultText(undefined, "ENOENT"), "ENOENT");
+  assert.equal(map.resultText({ content: [{ type: "text", text: "partial" }] }, "timed out"), "partial\ntimed out");
+  const circular = {};
+  circular.self = circular;
+  assert.equal(map.resultText(circular), "[object Object]", "a value JSON cannot hold does not throw");
+  const failed = map.toolResultReport({ toolName: "exec", error: "exit 1" }, { sessionKey: "s" }, { nowMs: 1 });
+  assert.equal(failed.isError, true);
+  assert.equal(failed.content, "exit 1");
+});
