@@ -11,7 +11,32 @@ pub fn config_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(crate::Config);
     let mut value = serde_json::to_value(schema).unwrap_or_default();
     forbid_null(&mut value);
+    no_default_for_sections_on_when_present(&mut value);
     value
+}
+
+/// The text that marks a section's `enabled` as on whenever the section is
+/// written, whatever the type's default says.
+const ON_WHEN_PRESENT: &str = "On when the section is present.";
+
+/// A section that is on when it is present (`gate`, `flow`) has no default
+/// for `enabled` in the schema: a tool that fills in defaults (OpenClaw does)
+/// would otherwise write `enabled: false` into every such section and turn
+/// it off.
+fn no_default_for_sections_on_when_present(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(enabled)) = map.get_mut("properties").and_then(|p| p.get_mut("enabled"))
+                && enabled.get("description").and_then(Value::as_str).is_some_and(|d| d.ends_with(ON_WHEN_PRESENT))
+            {
+                enabled.remove("default");
+            }
+            map.values_mut().for_each(no_default_for_sections_on_when_present);
+        }
+        Value::Array(items) => items.iter_mut().for_each(no_default_for_sections_on_when_present),
+        _ => {}
+    }
 }
 
 /// Optional fields may be omitted but never `null`: the reader refuses null,
@@ -63,6 +88,16 @@ mod tests {
             on_disk == config_schema_text(),
             "schema/warden.schema.json is stale: run `cargo xtask schema` and commit the result"
         );
+    }
+
+    #[test]
+    fn sections_on_when_present_have_no_default_that_would_turn_them_off() {
+        let schema = config_schema();
+        for section in ["GateConfig", "FlowConfig"] {
+            let enabled = &schema["$defs"][section]["properties"]["enabled"];
+            assert_eq!(enabled["type"], "boolean", "{section}");
+            assert!(enabled.get("default").is_none(), "{section}.enabled must carry no default: {enabled}");
+        }
     }
 
     #[test]
