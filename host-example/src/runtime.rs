@@ -530,6 +530,20 @@ impl Runtime {
     ) -> Result<R, CallError> {
         self.admin(|g, s| f(g.warden_guard_gate(), s))
     }
+
+    /// Walks the audit trail and names its first broken link.
+    pub fn audit_verify(&self) -> Result<crate::bindings::exports::warden::guard::audit::VerifyReport, CallError> {
+        self.admin(|g, s| g.warden_guard_audit().call_verify(s))
+    }
+
+    /// Audit entries after sequence `after`, oldest first, at most `limit` (1-500).
+    pub fn audit_export(
+        &self,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<crate::bindings::exports::warden::guard::audit::AuditEntry>, CallError> {
+        self.admin(|g, s| g.warden_guard_audit().call_export(s, after, limit))
+    }
 }
 
 fn describe_trap(e: &wasmtime::Error) -> String {

@@ -290,3 +290,43 @@ pub fn gate_status(s: core::GateStatus) -> g::GateStatus {
         decisions: s.decisions,
     }
 }
+
+pub fn verify_report(r: warden_core::audit::Report) -> crate::exports::warden::guard::audit::VerifyReport {
+    crate::exports::warden::guard::audit::VerifyReport {
+        checked: r.checked,
+        ok: r.ok,
+        broken_seq: r.broken_seq,
+        problem: r.problem,
+        head_seq: r.head_seq,
+        floor_seq: r.floor_seq,
+        unrecorded: r.unrecorded,
+        keyed: r.keyed,
+    }
+}
+
+pub fn audit_entry(e: warden_core::audit::Entry) -> crate::exports::warden::guard::audit::AuditEntry {
+    use crate::exports::warden::guard::audit::{AuditEntry, KeptCall};
+    AuditEntry {
+        seq: e.seq,
+        at_ms: e.at_ms,
+        check: e.check,
+        decision: e.decision,
+        observed: e.observed,
+        rule: e.rule,
+        risk: e.risk,
+        policy_version: e.policy_version,
+        session: e.session,
+        agent: e.agent,
+        inputs: e.inputs.into_iter().collect(),
+        kept: e.kept.map(|k| KeptCall {
+            tool_name: k.tool_name,
+            arguments: k.arguments,
+            cwd: k.cwd,
+            derived_paths: k.derived_paths,
+            redacted: k.redacted,
+        }),
+        unrecorded_before: e.unrecorded_before,
+        prev: e.prev,
+        hash: e.hash,
+    }
+}

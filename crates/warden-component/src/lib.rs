@@ -18,6 +18,7 @@ mod ports;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use exports::warden::guard::audit::{AuditEntry, Guest as AuditGuest, VerifyReport};
 use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
 use exports::warden::guard::policy::{
     Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, Observation,
@@ -224,6 +225,17 @@ impl GateGuest for Component {
 
     fn status() -> Result<GateStatus, PolicyError> {
         configured(|w| w.gate_status(&ports::host())).map(convert::gate_status)
+    }
+}
+
+impl AuditGuest for Component {
+    fn verify() -> Result<VerifyReport, PolicyError> {
+        configured(|w| w.audit_verify(&ports::host())).map(convert::verify_report)
+    }
+
+    fn export(after: u64, limit: u32) -> Result<Vec<AuditEntry>, PolicyError> {
+        configured(|w| w.audit_export(&ports::host(), after, limit))
+            .map(|entries| entries.into_iter().map(convert::audit_entry).collect())
     }
 }
 

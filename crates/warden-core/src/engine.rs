@@ -8,7 +8,7 @@ use crate::model::{
     OutcomeReport, PinState, PolicyError, Risk, SafetyOutcome, Signal, ToolCall, ToolResult, Turn, TurnEnd,
     TurnOutcome, TurnStart, Usage, Verdict,
 };
-use crate::ports::{Level, Ports};
+use crate::ports::{Level, Ports, StorageError};
 use crate::prelude::*;
 use crate::rules;
 use crate::{gate, outbound, pin, safety, tools};
@@ -28,6 +28,10 @@ pub struct Warden {
     /// The flow check's key, read once; and its settings' version.
     flow_keys: crate::flow::record::Keys,
     flow_version: String,
+    /// The audit trail's key, and the entries this instance could not write
+    /// since its last written one.
+    audit_key: crate::audit::AuditKey,
+    unrecorded: core::cell::Cell<u64>,
 }
 
 impl Warden {
@@ -48,6 +52,8 @@ impl Warden {
             memory: tools::memory::Index::default(),
             flow_keys: crate::flow::record::Keys::default(),
             flow_version,
+            audit_key: crate::audit::AuditKey::default(),
+            unrecorded: core::cell::Cell::new(0),
         })
     }
 
@@ -58,6 +64,7 @@ impl Warden {
         context.validate()?;
         self.host = context.prepare();
         self.flow_keys = crate::flow::record::Keys::default();
+        self.audit_key = crate::audit::AuditKey::derive(&self.host.secret);
         Ok(())
     }
 
@@ -96,14 +103,75 @@ impl Warden {
     }
 
     fn checks(&self) -> Vec<CheckStatus> {
-        vec![
+        let mut checks = vec![
             self.config.pin.status(),
             self.config.safety.status(),
             self.config.tools.status(),
             self.config.gate.status(),
             self.config.dlp.status(),
             self.config.flow.status(),
-        ]
+        ];
+        if self.config.audit.enabled {
+            checks.push(self.config.audit.status());
+        }
+        checks
+    }
+
+    /// Appends one entry to the audit trail when it is on. An entry that
+    /// cannot be written leaves the decision as it was (the trail fails
+    /// open) but is counted, logged, and named in the next entry written;
+    /// the error is returned so `audit.required` can refuse instead.
+    fn audit(&self, ports: &Ports<'_>, draft: impl FnOnce() -> crate::audit::Draft) -> Result<(), StorageError> {
+        let audit = &self.config.audit;
+        if !audit.enabled {
+            return Ok(());
+        }
+        let draft = draft();
+        let now_ms = draft.at_ms();
+        let check = draft.check().to_string();
+        let before = self.unrecorded.get();
+        match crate::audit::append(audit, &self.audit_key, ports.storage, &self.policy_version, before, draft) {
+            Ok(_) => {
+                self.unrecorded.set(0);
+                Ok(())
+            }
+            Err(e) => {
+                self.unrecorded.set(before.saturating_add(1));
+                self.pending.add(ports, crate::audit::UNRECORDED_COUNTER, now_ms);
+                ports.log.write(Level::Warn, &format!("audit: the entry of a {check} check was not written ({e})"));
+                Err(e)
+            }
+        }
+    }
+
+    /// The verdict `audit.required` gives a decision it could not record.
+    fn unrecorded(&self, verdict: Verdict, result: Result<(), StorageError>) -> Verdict {
+        match result {
+            Err(e) if self.config.audit.required => Verdict::deny(
+                crate::audit::UNRECORDED_RULE,
+                format!(
+                    "the audit trail could not record this decision ({e}); `audit.required` refuses what it cannot \
+                     record"
+                ),
+                Risk::High,
+            ),
+            _ => verdict,
+        }
+    }
+
+    /// Walks the audit trail and names its first broken link.
+    pub fn audit_verify(&self, ports: &Ports<'_>) -> Result<crate::audit::Report, PolicyError> {
+        crate::audit::verify(&self.audit_key, ports.storage)
+    }
+
+    /// Audit entries after sequence `after`, oldest first, at most `limit`.
+    pub fn audit_export(
+        &self,
+        ports: &Ports<'_>,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<crate::audit::Entry>, PolicyError> {
+        crate::audit::export(ports.storage, after, limit)
     }
 
     fn flow(&self) -> crate::flow::Flow<'_> {
@@ -120,6 +188,9 @@ impl Warden {
     /// and a pin that cannot be read, refuse the call.
     pub fn check_tool_call(&self, ports: &Ports<'_>, call: &ToolCall) -> Verdict {
         let verdict = self.judge_tool_call(ports, call);
+        let keep = self.config.audit.keep_inputs;
+        let written = self.audit(ports, || crate::audit::Draft::tool_call(&self.audit_key, call, &verdict, keep));
+        let verdict = self.unrecorded(verdict, written);
         self.pending.add(ports, &format!("tools.{}.{}", verdict.decision.as_str(), verdict.rule), call.now_ms);
         let level =
             if verdict.decision == Decision::Allow && verdict.observed.is_none() { Level::Debug } else { Level::Info };
@@ -197,6 +268,8 @@ impl Warden {
         if outcome.proceed {
             outcome.signals.extend(crate::flow::record_turn(&self.flow(), ports, turn));
         }
+        // Inbound checks fail open, so an entry that cannot be written changes nothing.
+        let _ = self.audit(ports, || crate::audit::Draft::turn(&self.audit_key, turn, &outcome));
         outcome
     }
 
@@ -209,6 +282,8 @@ impl Warden {
     /// Checks a message before it is sent or read. Fails closed.
     pub fn check_outbound(&self, ports: &Ports<'_>, message: &OutboundMessage) -> Verdict {
         let verdict = outbound::check_with(&self.config, &self.flow(), ports, message);
+        let written = self.audit(ports, || crate::audit::Draft::outbound(&self.audit_key, message, &verdict));
+        let verdict = self.unrecorded(verdict, written);
         self.pending.add(ports, &format!("outbound.{}.{}", verdict.decision.as_str(), verdict.rule), message.now_ms);
         verdict
     }

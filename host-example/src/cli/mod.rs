@@ -1,6 +1,7 @@
 //! The `warden` command. [`run`] takes the arguments and the three standard
 //! streams, so tests drive exactly what users run.
 
+mod audit;
 mod demo;
 mod gate;
 mod listed;
@@ -40,6 +41,7 @@ const EXIT_CODES_HELP: &str = "Exit codes (every subcommand):
      answers `proceed: true` with outcome `failed` and rule `host.start-failure`, exit 0)
   2  bad input: an argument, the configuration or the request is invalid; one line names the field; nothing was written
   3  `check --fail-on deny|ask`: the answer was printed and its decision meets the threshold
+  4  `audit verify`: the report was printed and the chain is broken; stderr names the first broken link
 `warden hook` speaks its runtime's protocol instead: exit 2 blocks the tool call.";
 /// Largest request read from stdin, in bytes (8 MiB).
 pub const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
@@ -238,6 +240,11 @@ enum Command {
     Gate {
         #[command(subcommand)]
         command: gate::GateCommand,
+    },
+    /// The audit trail: verify its chain, export it as JSON lines, replay its kept tool calls under a new configuration.
+    Audit {
+        #[command(subcommand)]
+        command: audit::AuditCommand,
     },
     /// Print `dlp.listedValues.hashed` entries for the values read one a line on stdin.
     HashValues {
@@ -690,6 +697,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             if code == 0 { Ok(()) } else { Err(Failure::failed(format!("the MCP server exited with code {code}"))) }
         }
         Command::Gate { command } => gate::run(&host, clock, command, stdout),
+        Command::Audit { command } => audit::run(&host, command, stdout),
         Command::Demo { db } => demo::run(&host, db, stdout),
         Command::HashValues { key_file } => listed::run(&key_file, stdin, stdout),
     }

@@ -8,6 +8,7 @@
 pub mod destinations;
 pub mod reader;
 
+use crate::audit::AuditConfig;
 use crate::digest;
 use crate::dlp::DlpConfig;
 use crate::flow::FlowConfig;
@@ -24,7 +25,8 @@ use serde::Serialize;
 pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
-const TOP_LEVEL: &[&str] = &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow"];
+const TOP_LEVEL: &[&str] =
+    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "audit"];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -53,6 +55,9 @@ pub struct Config {
     /// Where a destination came from: the person's words, consent, or content the agent read.
     #[serde(skip_serializing_if = "FlowConfig::is_absent")]
     pub flow: FlowConfig,
+    /// A keyed hash chain of every decision, for `warden audit verify`, `export` and `replay`.
+    #[serde(skip_serializing_if = "AuditConfig::is_absent")]
+    pub audit: AuditConfig,
 }
 
 impl Config {
@@ -100,10 +105,12 @@ impl Config {
         let dlp = DlpConfig::read(&mut r, section, &destinations);
         let section = r.section(&obj, "flow", FlowConfig::FIELDS);
         let flow = FlowConfig::read(&mut r, section);
+        let section = r.section(&obj, "audit", AuditConfig::FIELDS);
+        let audit = AuditConfig::read(&mut r, section);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow })
+        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, audit })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

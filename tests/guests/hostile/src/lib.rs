@@ -14,6 +14,7 @@ use guest_rt as _;
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use exports::warden::guard::audit::{AuditEntry, Guest as AuditGuest, VerifyReport};
 use exports::warden::guard::gate::{GateStatus, Guest as GateGuest, LedgerEntry};
 use exports::warden::guard::policy::{
     Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, Observation,
@@ -158,6 +159,15 @@ impl GateGuest for Hostile {
         Err(hostile())
     }
     fn status() -> Result<GateStatus, PolicyError> {
+        Err(hostile())
+    }
+}
+
+impl AuditGuest for Hostile {
+    fn verify() -> Result<VerifyReport, PolicyError> {
+        Err(hostile())
+    }
+    fn export(_: u64, _: u32) -> Result<Vec<AuditEntry>, PolicyError> {
         Err(hostile())
     }
 }
