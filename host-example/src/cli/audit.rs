@@ -25,15 +25,15 @@ use std::sync::Arc;
 pub const EXIT_BROKEN: i32 = 4;
 /// Entries one export call asks the component for (its most).
 pub const EXPORT_PAGE: u32 = 500;
-/// Rule families whose decisions depend on stored state that replay does not have.
+/// Prefixes of the rules whose decisions depend on stored state that a replay's scratch instance does not have.
 pub const STATEFUL_RULES: &[&str] = &[
-    "memory",
+    "memory.",
+    "budget.",
     "pin.",
     "flow.",
-    "budget",
-    "rate",
     "gate.",
-    "tools.remembered",
+    "payment.",
+    "tools.storage-unavailable",
     "audit.",
     "context.",
     "drift.",
@@ -138,7 +138,7 @@ fn report_json(r: &VerifyReport) -> Value {
 }
 
 fn is_stateful(rule: &str) -> bool {
-    STATEFUL_RULES.iter().any(|p| rule.starts_with(p) || rule.contains(&format!(".{p}")))
+    STATEFUL_RULES.iter().any(|p| rule.starts_with(p))
 }
 
 fn scratch(host: &HostArgs, config: &str) -> Result<Runtime, Failure> {
