@@ -496,3 +496,28 @@ fn without_an_audit_section_nothing_is_stored_in_its_namespace() {
     let (code, report, _) = t.verify();
     assert_eq!((code, report["checked"].as_u64(), report["headSeq"].as_u64()), (0, Some(0), Some(0)));
 }
+
+#[test]
+fn replay_marks_a_decision_made_by_a_remembered_answer_as_stateful() {
+    // The scratch instance has no remembered answers: a call a person approved for
+    // the session asks again, and replay says the change comes from state.
+    let config = json!({"tools": {"askTools": ["deploy"]}, "audit": {"keepInputs": true}});
+    let t = Trail::new(&config);
+    let v = t.tool("deploy", json!({"target": "staging"}), None);
+    assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some("ask"), Some("tools.ask-tool")));
+    let call = json!({"toolName": "deploy", "arguments": json!({"target": "staging"}).to_string(), "sessionId": "s-1"});
+    let out = t.run(&["approve", "--scope", "session", "--session", "s-1"], &call.to_string());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = t.tool("deploy", json!({"target": "staging"}), None);
+    assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some("allow"), Some("memory.allow")));
+    let out = t.run(&["audit", "replay"], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(
+        report["changed"],
+        json!([{"seq": 3, "tool": "deploy", "stateful": true,
+                "was": {"decision": "allow", "rule": "memory.allow"},
+                "now": {"decision": "ask", "rule": "tools.ask-tool"}}]),
+        "{report}"
+    );
+}
