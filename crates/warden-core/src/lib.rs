@@ -39,6 +39,8 @@ pub mod safety;
 pub mod schema;
 pub mod shell;
 pub mod store;
+#[cfg(test)]
+mod test_support;
 pub mod time;
 pub mod tools;
 
