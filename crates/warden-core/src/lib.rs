@@ -37,6 +37,7 @@ pub mod ports;
 pub mod safety;
 #[cfg(feature = "schema")]
 pub mod schema;
+pub mod session;
 pub mod shell;
 pub mod store;
 #[cfg(test)]

@@ -15,6 +15,7 @@ use crate::gate::GateConfig;
 use crate::pin::PinConfig;
 use crate::prelude::*;
 use crate::safety::SafetyConfig;
+use crate::session::ContextConfig;
 use crate::tools::ToolsConfig;
 use destinations::{Destination, MAX_DESTINATIONS};
 use reader::{ConfigError, Node, Reader};
@@ -24,7 +25,8 @@ use serde::Serialize;
 pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
-const TOP_LEVEL: &[&str] = &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow"];
+const TOP_LEVEL: &[&str] =
+    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "context"];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -53,6 +55,9 @@ pub struct Config {
     /// Where a destination came from: the person's words, consent, or content the agent read.
     #[serde(skip_serializing_if = "FlowConfig::is_absent")]
     pub flow: FlowConfig,
+    /// The tool call judged in its turn: a person's stop, long runs without them, failed steps, confirmations.
+    #[serde(skip_serializing_if = "ContextConfig::is_absent")]
+    pub context: ContextConfig,
 }
 
 impl Config {
@@ -100,10 +105,12 @@ impl Config {
         let dlp = DlpConfig::read(&mut r, section, &destinations);
         let section = r.section(&obj, "flow", FlowConfig::FIELDS);
         let flow = FlowConfig::read(&mut r, section);
+        let section = r.section(&obj, "context", ContextConfig::FIELDS);
+        let context = ContextConfig::read(&mut r, section);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow })
+        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, context })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

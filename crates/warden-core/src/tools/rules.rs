@@ -152,4 +152,8 @@ pub const RULES: &[RuleInfo] = &[
     rule(FETCH_UNCHECKED_HOST, D::Ask, R::Medium, S::Once),
     rule(PAYMENT_LIMIT, D::Deny, R::High, S::Once),
     rule(PAYMENT_INVALID_AMOUNT, D::Deny, R::High, S::Once),
+    rule(crate::session::USER_STOP, D::Deny, R::High, S::Once),
+    rule(crate::session::TOOL_LOOP, D::Ask, R::Medium, S::Session),
+    rule(crate::session::AFTER_ERROR, D::Ask, R::Medium, S::Once),
+    rule(crate::session::CONFIRMATION_REQUIRED, D::Ask, R::Medium, S::Once),
 ];
