@@ -3,59 +3,14 @@
 //! totals kept in its SQLite database across processes.
 
 use serde_json::{Value, json};
-use std::process::{Command, Stdio};
-use warden_tests::{T0, TempDb};
+use warden_tests::T0;
+use warden_tests::setup::Setup;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn warden(args: &[&str], stdin: &str) -> Run {
-    use std::io::Write;
-    let mut child = Command::new(warden_tests::binary::warden_binary())
-        .args(args)
-        .args(["--cache-dir", &warden_tests::cache_dir().display().to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("warden starts");
-    if let Some(mut input) = child.stdin.take() {
-        input.write_all(stdin.as_bytes()).expect("stdin");
-    }
-    let out = child.wait_with_output().expect("warden ends");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-struct Setup {
-    db: TempDb,
-    config: String,
-    db_path: String,
-}
-
-impl Setup {
-    fn new(config: &Value) -> Setup {
-        let db = TempDb::new();
-        let path = db.dir.path().join("config.json");
-        std::fs::write(&path, config.to_string()).expect("config");
-        let db_path = db.path().display().to_string();
-        Setup { config: path.display().to_string(), db_path, db }
-    }
-
-    fn check(&self, call: &Value) -> (String, String, String) {
-        let out =
-            warden(&["check", "tool", "--config", &self.config, "--db", &self.db_path, "--replay"], &call.to_string());
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout));
-        let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-        (s("decision"), s("rule"), s("reason"))
-    }
+/// `warden check tool` on `call`: its decision, rule and reason.
+fn check(s: &Setup, call: &Value) -> (String, String, String) {
+    let v = s.check_tool(call);
+    let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+    (text("decision"), text("rule"), text("reason"))
 }
 
 fn fetch(url: &str) -> Value {
@@ -88,7 +43,7 @@ fn the_binary_denies_a_listed_host_and_fetches_an_allowed_one_without_asking() {
         ("file:///etc/passwd", "ask", "fetch.unlisted-host"),
     ];
     for (url, decision, rule) in cases {
-        let (d, r, reason) = s.check(&fetch(url));
+        let (d, r, reason) = check(&s, &fetch(url));
         assert_eq!((d.as_str(), r.as_str()), (decision, rule), "{url}: {reason}");
     }
 }
@@ -98,27 +53,27 @@ fn the_binary_keeps_payment_totals_across_processes_and_refuses_past_the_limit()
     let s =
         Setup::new(&json!({"tools": {"payment": {"maxAmount": 500, "maxPerSession": 1000, "maxPerRecipient": 600}}}));
     let iban = "DE89370400440532013000";
-    let (d, r, reason) = s.check(&money(iban, json!(500), "c1"));
+    let (d, r, reason) = check(&s, &money(iban, json!(500), "c1"));
     assert_eq!((d.as_str(), r.as_str()), ("allow", "tools.allow"), "{reason}");
     // A retry of the same call is not counted again.
-    let (d, r, _) = s.check(&money(iban, json!(500), "c1"));
+    let (d, r, _) = check(&s, &money(iban, json!(500), "c1"));
     assert_eq!((d.as_str(), r.as_str()), ("allow", "tools.allow"));
     // The same IBAN written with spaces: 500 + 100 is at the recipient's limit, one cent more is past it.
-    let (d, r, reason) = s.check(&money("DE89 3704 0044 0532 0130 00", json!("100.00"), "c2"));
+    let (d, r, reason) = check(&s, &money("DE89 3704 0044 0532 0130 00", json!("100.00"), "c2"));
     assert_eq!((d.as_str(), r.as_str()), ("allow", "tools.allow"), "{reason}");
-    let (d, r, reason) = s.check(&money(iban, json!("0.01"), "c3"));
+    let (d, r, reason) = check(&s, &money(iban, json!("0.01"), "c3"));
     assert_eq!((d.as_str(), r.as_str()), ("deny", "payment.limit"), "{reason}");
     assert!(reason.contains("maxPerRecipient"), "{reason}");
     assert!(!reason.contains(iban), "{reason}");
     // One call over `maxAmount`, and amounts that are not plain numbers.
-    let (d, r, _) = s.check(&money("GB33BUKB20201555555555", json!(500.01), "c4"));
+    let (d, r, _) = check(&s, &money("GB33BUKB20201555555555", json!(500.01), "c4"));
     assert_eq!((d.as_str(), r.as_str()), ("deny", "payment.limit"));
-    let (d, r, _) = s.check(&money("GB33BUKB20201555555555", json!("-5"), "c5"));
+    let (d, r, _) = check(&s, &money("GB33BUKB20201555555555", json!("-5"), "c5"));
     assert_eq!((d.as_str(), r.as_str()), ("deny", "payment.invalid-amount"));
     // The session: 600 paid, 400 left.
-    let (d, r, reason) = s.check(&money("GB33BUKB20201555555555", json!(400), "c6"));
+    let (d, r, reason) = check(&s, &money("GB33BUKB20201555555555", json!(400), "c6"));
     assert_eq!((d.as_str(), r.as_str()), ("allow", "tools.allow"), "{reason}");
-    let (d, r, reason) = s.check(&money("FR1420041010050500013M02606", json!(1), "c7"));
+    let (d, r, reason) = check(&s, &money("FR1420041010050500013M02606", json!(1), "c7"));
     assert_eq!((d.as_str(), r.as_str()), ("deny", "payment.limit"), "{reason}");
     assert!(reason.contains("maxPerSession"), "{reason}");
     // The database holds no recipient in clear.
@@ -133,7 +88,7 @@ fn the_binary_validates_fetch_and_payment_settings_naming_the_field() {
         "fetch": {"allowHosts": ["bücher.de"], "unlisted": "maybe"},
         "payment": {"maxPerSession": "lots"}
     }, "gate": {"ownerOffset": "+00:00", "channels": {"invite": {"noConsent": "allow"}}}}));
-    let out = warden(&["validate", "--config", &s.config], "");
+    let out = warden_tests::warden_process(&["validate", "--config", &s.config], "");
     assert_ne!(out.code, 0, "{}", out.stdout);
     let all = format!("{}{}", out.stdout, out.stderr);
     for expected in [

@@ -12,39 +12,17 @@ use std::process::{Child, Stdio};
 use warden_host::clock::CLOCK_TOLERANCE_MS;
 use warden_host::json::now_ms;
 use warden_tests::binary::{run_warden, warden_command};
-use warden_tests::{CliOutput, T0, TempDb};
+use warden_tests::setup::Setup;
+use warden_tests::{CliOutput, T0};
 
 const DAY_MS: u64 = 24 * 60 * 60 * 1000;
 const ROUTINE: &str = "Reminder: your appointment is tomorrow.";
 
-struct Setup {
-    db: TempDb,
-    config: String,
-    db_path: String,
-}
-
-impl Setup {
-    fn new(config: &Value) -> Setup {
-        let db = TempDb::new();
-        let path = db.dir.path().join("config.json");
-        std::fs::write(&path, config.to_string()).expect("write config");
-        let db_path = db.path().display().to_string();
-        Setup { config: path.display().to_string(), db_path, db }
-    }
-
-    fn policy(&self) -> [&str; 4] {
-        ["--config", self.config.as_str(), "--db", self.db_path.as_str()]
-    }
-
-    fn run(&self, args: &[&str], stdin: &str) -> CliOutput {
-        run_warden(&[args, &self.policy()[..]].concat(), stdin)
-    }
-
-    fn ok(&self, args: &[&str], stdin: &str) -> Value {
-        let out = self.run(args, stdin);
-        assert_eq!(out.code, 0, "warden {args:?}: {}", out.stderr);
-        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
-    }
+/// `warden` with `args` on the setup's policy: its JSON answer, exit 0 asserted.
+fn ok(setup: &Setup, args: &[&str], stdin: &str) -> Value {
+    let out = setup.run(args, stdin);
+    assert_eq!(out.code, 0, "warden {args:?}: {}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
 }
 
 fn gate_config() -> Value {
@@ -122,14 +100,18 @@ fn times_within_the_tolerance_are_accepted_and_replay_accepts_any() {
     let setup = Setup::new(&json!({}));
     let margin = 30_000;
     for at in [now_ms() + CLOCK_TOLERANCE_MS - margin, now_ms() - CLOCK_TOLERANCE_MS + margin] {
-        let v = setup
-            .ok(&["check", "tool"], &json!({"toolName": "calendar_list", "arguments": {}, "nowMs": at}).to_string());
+        let v = ok(
+            &setup,
+            &["check", "tool"],
+            &json!({"toolName": "calendar_list", "arguments": {}, "nowMs": at}).to_string(),
+        );
         assert_eq!(decided(&v), ("allow", "tools.allow"), "at {at}");
     }
-    let pin = setup.ok(&["pin", "--session", "s1", "--chat", "19:alice", "--now-ms", &T0.to_string(), "--replay"], "");
+    let pin =
+        ok(&setup, &["pin", "--session", "s1", "--chat", "19:alice", "--now-ms", &T0.to_string(), "--replay"], "");
     assert_eq!((pin["chatId"].as_str(), pin["pinnedAtMs"].as_u64()), (Some("19:alice"), Some(T0)));
     let bob = json!({"toolName": "teams_send_chat_message", "arguments": {"chat": "19:bob"}, "sessionId": "s1", "nowMs": T0 + 1});
-    let v = setup.ok(&["check", "tool", "--replay"], &bob.to_string());
+    let v = ok(&setup, &["check", "tool", "--replay"], &bob.to_string());
     assert_eq!(decided(&v), ("deny", "pin.other-chat"));
 }
 
@@ -252,7 +234,7 @@ fn hook_event(extra: Value) -> String {
 #[test]
 fn the_claude_code_hook_judges_at_this_hosts_clock_whatever_time_the_event_carries() {
     let setup = Setup::new(&json!({}));
-    setup.ok(&["pin", "--session", "cc-1", "--chat", "19:alice", "--label", "Alice"], "");
+    ok(&setup, &["pin", "--session", "cc-1", "--chat", "19:alice", "--label", "Alice"], "");
     let far = now_ms() + DAY_MS;
     // Were the event's time used, the pin would have expired a day ago and the call would pass.
     for extra in [json!({}), json!({"nowMs": far, "timestamp": far, "now_ms": far})] {
@@ -282,14 +264,14 @@ fn replay_is_refused_by_the_commands_that_take_no_time_from_outside() {
 fn a_pin_stored_a_day_ahead_by_a_replaying_host_does_not_hold_a_live_session() {
     let setup = Setup::new(&json!({}));
     let far = (now_ms() + DAY_MS).to_string();
-    let pin = setup.ok(&["pin", "--session", "s1", "--chat", "19:alice", "--now-ms", &far, "--replay"], "");
+    let pin = ok(&setup, &["pin", "--session", "s1", "--chat", "19:alice", "--now-ms", &far, "--replay"], "");
     assert_eq!(pin["chatId"], "19:alice");
     let bob = json!({"toolName": "teams_send_chat_message", "arguments": {"chat": "19:bob"}, "sessionId": "s1"});
-    let v = setup.ok(&["check", "tool"], &bob.to_string());
+    let v = ok(&setup, &["check", "tool"], &bob.to_string());
     assert_eq!(decided(&v), ("allow", "tools.allow"), "the far pin is not evidence now: {v}");
     // The next live turn pins the session again, and that pin holds.
-    setup.ok(&["pin", "--session", "s1", "--chat", "19:alice"], "");
-    let v = setup.ok(&["check", "tool"], &bob.to_string());
+    ok(&setup, &["pin", "--session", "s1", "--chat", "19:alice"], "");
+    let v = ok(&setup, &["check", "tool"], &bob.to_string());
     assert_eq!(decided(&v), ("deny", "pin.other-chat"));
 }
 
@@ -298,18 +280,18 @@ fn a_send_stored_a_day_ahead_does_not_ask_min_gap_forever_nor_lead_the_gate_log(
     let setup = Setup::new(&gate_config());
     let to = "+15550100";
     let far = (now_ms() + DAY_MS).to_string();
-    setup.ok(&["gate", "consent", "sms", to], "");
-    setup.ok(&["gate", "record", "sms", to, "sent", "t1", "--now-ms", &far, "--replay"], "");
-    setup.ok(&["gate", "reply", "sms", to, "t1"], "");
+    ok(&setup, &["gate", "consent", "sms", to], "");
+    ok(&setup, &["gate", "record", "sms", to, "sent", "t1", "--now-ms", &far, "--replay"], "");
+    ok(&setup, &["gate", "reply", "sms", to, "t1"], "");
     let message = json!({"channel": "sms", "recipient": to, "body": ROUTINE, "thread": "t1"}).to_string();
-    let v = setup.ok(&["check", "outbound"], &message);
+    let v = ok(&setup, &["check", "outbound"], &message);
     assert_eq!(decided(&v), ("allow", "gate.routine"), "the far send is not evidence now: {v}");
-    let log = setup.ok(&["gate", "log", "1", "--json"], "");
+    let log = ok(&setup, &["gate", "log", "1", "--json"], "");
     assert_eq!((log[0]["event"].as_str(), log[0]["rule"].as_str()), (Some("check"), Some("gate.routine")), "{log}");
 
     // A live send is evidence again: the next message inside the gap asks.
-    setup.ok(&["gate", "record", "sms", to, "sent", "t1"], "");
-    setup.ok(&["gate", "reply", "sms", to, "t1"], "");
-    let v = setup.ok(&["check", "outbound"], &message);
+    ok(&setup, &["gate", "record", "sms", to, "sent", "t1"], "");
+    ok(&setup, &["gate", "reply", "sms", to, "t1"], "");
+    let v = ok(&setup, &["check", "outbound"], &message);
     assert_eq!(decided(&v), ("ask", "gate.min-gap"));
 }

@@ -3,72 +3,16 @@
 //! and through the component.
 
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use warden_tests::{T0, TempDb};
+use std::path::PathBuf;
+use warden_tests::setup::Setup;
+use warden_tests::{CliOutput, T0, TempDb};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+fn check(s: &Setup, call: &Value) -> Value {
+    s.check_tool(call)
 }
 
-fn warden(args: &[&str], stdin: &str, cwd: &Path) -> Run {
-    use std::io::Write;
-    let mut child = Command::new(warden_tests::binary::warden_binary())
-        .args(args)
-        .args(["--cache-dir", &warden_tests::cache_dir().display().to_string()])
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("warden starts");
-    if let Some(mut input) = child.stdin.take() {
-        input.write_all(stdin.as_bytes()).expect("stdin");
-    }
-    let out = child.wait_with_output().expect("warden ends");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// A database and configuration in a private folder, the way an operator runs warden.
-struct Setup {
-    db: TempDb,
-    config: String,
-    db_path: String,
-}
-
-impl Setup {
-    fn new() -> Setup {
-        let db = TempDb::new();
-        let config = db.dir.path().join("config.json");
-        std::fs::write(&config, "{}").expect("config");
-        let db_path = db.path().display().to_string();
-        Setup { config: config.display().to_string(), db_path, db }
-    }
-
-    fn dir(&self) -> &Path {
-        self.db.dir.path()
-    }
-
-    fn check(&self, call: &Value) -> Value {
-        let out = warden(
-            &["check", "tool", "--config", &self.config, "--db", &self.db_path, "--replay"],
-            &call.to_string(),
-            self.dir(),
-        );
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
-    }
-
-    fn approve(&self, extra: &[&str]) -> Run {
-        let args = [&["approve", "--config", &self.config, "--db", &self.db_path][..], extra].concat();
-        warden(&args, "", self.dir())
-    }
+fn approve(s: &Setup, extra: &[&str]) -> CliOutput {
+    s.run_in_dir(&[&["approve"][..], extra].concat(), "")
 }
 
 fn decided(v: &Value) -> (String, String) {
@@ -119,14 +63,14 @@ fn alterations(key: &str) -> Vec<(String, String)> {
 
 #[test]
 fn a_forged_widened_cross_session_or_altered_key_is_refused_by_warden_approve_and_the_genuine_key_works_once() {
-    let s = Setup::new();
+    let s = Setup::new(&json!({}));
     let call = bash("rm -rf \"$TARGET\"", "/ws");
-    let asked = s.check(&call);
+    let asked = check(&s, &call);
     assert_eq!(decided(&asked), ("ask".into(), "exec.recursive-delete-dynamic".into()));
     let key = asked["approvalKey"].as_str().expect("key").to_string();
 
     for (what, altered) in alterations(&key) {
-        let out = s.approve(&["--key", &altered, "--scope", "once"]);
+        let out = approve(&s, &["--key", &altered, "--scope", "once"]);
         assert_eq!(out.code, warden_host::cli::EXIT_INVALID, "{what}: {}", out.stderr);
         assert!(out.stderr.starts_with("error: key: "), "{what}: {}", out.stderr);
     }
@@ -137,30 +81,30 @@ fn a_forged_widened_cross_session_or_altered_key_is_refused_by_warden_approve_an
         (&["--scope", "once", "--call", "c2"], "callId: `c2` is not the call this call was asked in"),
     ];
     for (extra, expected) in refusals {
-        let out = s.approve(&[&["--key", key.as_str()][..], extra].concat());
+        let out = approve(&s, &[&["--key", key.as_str()][..], extra].concat());
         assert_eq!(out.code, warden_host::cli::EXIT_INVALID, "{extra:?}: {}", out.stderr);
         assert!(out.stderr.contains(expected), "{extra:?}: {}", out.stderr);
     }
     // A key another database's warden gave (another secret) is refused here.
-    let other = Setup::new();
-    let foreign = other.check(&call)["approvalKey"].as_str().expect("key").to_string();
+    let other = Setup::new(&json!({}));
+    let foreign = check(&other, &call)["approvalKey"].as_str().expect("key").to_string();
     assert_ne!(foreign, key);
-    let out = s.approve(&["--key", &foreign, "--scope", "once"]);
+    let out = approve(&s, &["--key", &foreign, "--scope", "once"]);
     assert_eq!(out.code, warden_host::cli::EXIT_INVALID);
     assert!(out.stderr.contains("was altered or was not given by this warden"), "{}", out.stderr);
     assert_eq!(s.db.answers(), 0, "no refused answer was recorded");
 
     // The genuine key works, once.
-    let out = s.approve(&["--key", &key, "--scope", "once"]);
+    let out = approve(&s, &["--key", &key, "--scope", "once"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(decided(&s.check(&call)), ("allow".into(), "memory.allow".into()));
-    assert_eq!(decided(&s.check(&call)), ("ask".into(), "exec.recursive-delete-dynamic".into()));
+    assert_eq!(decided(&check(&s, &call)), ("allow".into(), "memory.allow".into()));
+    assert_eq!(decided(&check(&s, &call)), ("ask".into(), "exec.recursive-delete-dynamic".into()));
 }
 
 #[test]
 fn the_approval_secret_is_a_private_file_beside_the_database_and_a_bad_one_fails_closed() {
-    let s = Setup::new();
-    s.check(&bash("ls", "/ws"));
+    let s = Setup::new(&json!({}));
+    check(&s, &bash("ls", "/ws"));
     let key_file = PathBuf::from(format!("{}.key", s.db_path));
     let meta = std::fs::metadata(&key_file).expect("key file");
     assert_eq!(meta.len(), warden_host::host_context::SECRET_BYTES as u64);
@@ -169,21 +113,13 @@ fn the_approval_secret_is_a_private_file_beside_the_database_and_a_bad_one_fails
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
         std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-        let out = warden(
-            &["check", "tool", "--config", &s.config, "--db", &s.db_path, "--replay"],
-            &bash("ls", "/ws").to_string(),
-            s.dir(),
-        );
+        let out = s.run_in_dir(&["check", "tool", "--replay"], &bash("ls", "/ws").to_string());
         assert_eq!(out.code, warden_host::cli::EXIT_FAILURE);
         assert!(out.stderr.contains("must be readable by its owner only"), "{}", out.stderr);
         std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     }
     std::fs::write(&key_file, b"short").expect("truncate");
-    let out = warden(
-        &["approve", "--config", &s.config, "--db", &s.db_path, "--key", "t2:x", "--scope", "once"],
-        "",
-        s.dir(),
-    );
+    let out = approve(&s, &["--key", "t2:x", "--scope", "once"]);
     assert_eq!(out.code, warden_host::cli::EXIT_FAILURE);
     assert!(out.stderr.contains("holds 5 bytes, not the 32"), "{}", out.stderr);
 }
@@ -271,10 +207,10 @@ fn attacks(s: &Setup, home: &str) -> Vec<(Value, &'static str)> {
 
 #[test]
 fn warden_approve_a_database_client_on_its_database_and_a_write_to_hook_settings_are_denied_through_the_binary() {
-    let s = Setup::new();
+    let s = Setup::new(&json!({}));
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     for (call, rule) in attacks(&s, &home) {
-        let v = s.check(&call);
+        let v = check(&s, &call);
         assert_eq!(decided(&v), ("deny".to_string(), rule.to_string()), "{call}: {}", v["reason"]);
         assert_eq!(v["risk"], "critical", "{call}");
     }
@@ -289,14 +225,14 @@ fn warden_approve_a_database_client_on_its_database_and_a_write_to_hook_settings
         tool("Read", json!({"file_path": format!("{}/notes.txt", s.dir().display())}), "/ws"),
     ];
     for call in lookalikes {
-        let v = s.check(&call);
+        let v = check(&s, &call);
         assert_eq!(decided(&v), ("allow".to_string(), "tools.allow".to_string()), "{call}: {}", v["reason"]);
     }
 }
 
 #[test]
 fn the_claude_code_hook_denies_self_attacks_with_their_rule() {
-    let s = Setup::new();
+    let s = Setup::new(&json!({}));
     let event = |tool: &str, input: Value| {
         json!({"session_id": "cc-1", "cwd": "/work/project", "hook_event_name": "PreToolUse",
                "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_01"})
@@ -318,7 +254,7 @@ fn the_claude_code_hook_denies_self_attacks_with_their_rule() {
         ),
     ];
     for (e, rule) in cases {
-        let out = warden(&["hook", "claude-code", "--config", &s.config, "--db", &s.db_path], &e, s.dir());
+        let out = s.run_in_dir(&["hook", "claude-code"], &e);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let v: Value = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
         let answer = &v["hookSpecificOutput"];
@@ -328,6 +264,6 @@ fn the_claude_code_hook_denies_self_attacks_with_their_rule() {
     }
     // An unrelated settings file is not warden's.
     let e = event("Write", json!({"file_path": "/work/project/config/settings.json", "content": "{}"}));
-    let out = warden(&["hook", "claude-code", "--config", &s.config, "--db", &s.db_path], &e, s.dir());
+    let out = s.run_in_dir(&["hook", "claude-code"], &e);
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
 }

@@ -392,11 +392,19 @@ fn shell(command: &str) -> ToolCall {
     c
 }
 
+/// The typical call again with each check that is off unless its section is
+/// present, turned on, so its cost shows next to the call without it. The
+/// loop rule is off (`maxCallsPerMessage: 0`): these calls come without a
+/// person's message between them, and every one would ask past the 20th.
+const CHECKS_ON: &[(&str, &str)] = &[("typical, context on", r#"{"context": {"maxCallsPerMessage": 0}}"#)];
+
 fn per_call(plan: &Plan) -> (Value, Vec<(String, String, Stats)>) {
-    let ways = Ways::new("{}");
     let mut out = serde_json::Map::new();
     let mut flat = Vec::new();
-    for (name, command) in [("typical", TYPICAL), ("path-heavy", PATH_HEAVY)] {
+    let calls = [("typical", "{}", TYPICAL), ("path-heavy", "{}", PATH_HEAVY)];
+    let with_checks = CHECKS_ON.iter().map(|(name, config)| (*name, *config, TYPICAL));
+    for (name, config, command) in calls.into_iter().chain(with_checks) {
+        let ways = Ways::new(config);
         let c = shell(command);
         let n = native_call(&c);
         let mut by_way = serde_json::Map::new();

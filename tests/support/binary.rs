@@ -64,13 +64,18 @@ pub fn warden_command(args: &[&str]) -> Command {
 
 /// Runs `warden` with `args` and `stdin` as a subprocess.
 pub fn run_warden(args: &[&str], stdin: &str) -> crate::CliOutput {
+    run_warden_in(args, stdin, None)
+}
+
+/// Runs `warden` with `args` and `stdin` as a subprocess, in `cwd` if given.
+pub fn run_warden_in(args: &[&str], stdin: &str, cwd: Option<&std::path::Path>) -> crate::CliOutput {
     use std::io::Write;
-    let mut child = warden_command(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("warden starts");
+    let mut command = warden_command(args);
+    if let Some(dir) = cwd {
+        command.current_dir(dir);
+    }
+    let mut child =
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("warden starts");
     if let Some(mut input) = child.stdin.take() {
         // A command that reads no stdin may exit before taking it all.
         let _ = input.write_all(stdin.as_bytes());

@@ -110,6 +110,7 @@ impl Warden {
             self.config.gate.status(),
             self.config.dlp.status(),
             self.config.flow.status(),
+            self.config.context.status(),
         ];
         if self.config.audit.enabled {
             checks.push(self.config.audit.status());
@@ -236,6 +237,12 @@ impl Warden {
         {
             return v.clone();
         }
+        let kind = self.config.tools.classify(&call.tool_name).map_or(tools::taxonomy::Kind::Other, |e| e.kind);
+        let decision_of = |rule: &str| self.config.tools.rule(rule).decision.decision().as_str();
+        let context = match crate::session::before_call(&self.config.context, ports, call, kind, &decision_of) {
+            Ok(pre) => pre,
+            Err(e) => return tools::storage_failure(&e).under(self.config.tools.mode),
+        };
         let judged = tools::judge(
             &self.config.tools,
             &self.tools_version,
@@ -243,6 +250,7 @@ impl Warden {
             ports,
             &self.memory,
             &self.flow(),
+            &context,
             call,
             &args,
         );
@@ -264,6 +272,8 @@ impl Warden {
     /// Checks an inbound turn. Fails open.
     pub fn check_turn(&self, ports: &Ports<'_>, turn: &Turn) -> TurnOutcome {
         let mut outcome = safety::check(&self.config.safety, ports, turn, self.config.debug);
+        // Whatever safety decided: a person who asks to stop has asked.
+        outcome.signals.extend(crate::session::on_turn(&self.config.context, ports, turn));
         // After safety, which it never changes: a turn that does not proceed names nothing.
         if outcome.proceed {
             outcome.signals.extend(crate::flow::record_turn(&self.flow(), ports, turn));
@@ -276,7 +286,9 @@ impl Warden {
     /// Records what a tool returned, so that the destinations in it are known
     /// to come from content the agent read.
     pub fn observe_tool_result(&self, ports: &Ports<'_>, result: &ToolResult) -> Result<Observation, PolicyError> {
-        crate::flow::observe(&self.flow(), ports, result)
+        let observation = crate::flow::observe(&self.flow(), ports, result)?;
+        crate::session::on_result(&self.config.context, ports, result).map_err(PolicyError::from)?;
+        Ok(observation)
     }
 
     /// Checks a message before it is sent or read. Fails closed.

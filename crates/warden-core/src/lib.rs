@@ -38,8 +38,11 @@ pub mod ports;
 pub mod safety;
 #[cfg(feature = "schema")]
 pub mod schema;
+pub mod session;
 pub mod shell;
 pub mod store;
+#[cfg(test)]
+mod test_support;
 pub mod time;
 pub mod tools;
 

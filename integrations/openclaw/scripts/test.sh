@@ -3,7 +3,7 @@
 # npm registry), builds the plugin, and runs its tests: unit tests of the
 # host side (storage, HTTP gateway and bridge, guard sandbox) and the
 # end-to-end test against the real OpenClaw runtime. Exits non-zero on failure.
-# Options: --only schema,pin,gateway,refused,exec,safety,provenance (end-to-end scenarios to run)
+# Options: --only schema,pin,gateway,refused,exec,safety,provenance,context (end-to-end scenarios to run)
 set -euo pipefail
 source "$(dirname "$0")/toolchain.sh"
 

@@ -152,13 +152,14 @@ function configureWarden(wardenConfig) {
 /**
  * One real turn in which the model makes `toolCalls` in order, then answers
  * `text` (default: a text quoting the tool results). `chat` makes it a
- * Telegram-originated turn for that chat; `deliver` sends the reply there.
+ * Telegram-originated turn for that chat; `deliver` sends the reply there;
+ * turns with the same `session` continue one session (default: `name`).
  */
-async function turn(name, { wardenConfig, message, toolCalls = [], text, chat, deliver }) {
+async function turn(name, { wardenConfig, message, toolCalls = [], text, chat, deliver, session = name }) {
   configureWarden(wardenConfig);
   model.script(toolCalls, text);
   const first = { model: model.requests.length, telegram: telegram.calls.length, classifier: classifier.requests.length };
-  const args = ["agent", "--local", "--agent", "main", "--json", "--session-key", `warden-${name}`, "-m", message];
+  const args = ["agent", "--local", "--agent", "main", "--json", "--session-key", `warden-${session}`, "-m", message];
   if (chat) args.push("--channel", "telegram", "--to", chat);
   if (deliver) args.push("--deliver");
   const started = Date.now();
@@ -499,6 +500,41 @@ if (selected("provenance")) {
   check(flowRecords() > before, "Warden's database holds the session's record of values seen in untrusted content", `${before} -> ${flowRecords()}`);
   const raw = [db, `${db}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f).toString("latin1")).join("");
   check(!raw.includes("mallory@evil.example") && !raw.includes("pay.evil.example"), "no value is stored in clear (database and its log)");
+}
+
+if (selected("context")) {
+  console.log("\n--- context: the person says stop; the next tool call of the session is refused by context.user-stop");
+  // `enabled` spelled out, as OpenClaw fills in the schema's defaults.
+  const wardenConfig = { tools: { enabled: true }, context: { enabled: true } };
+  const before = path.join(dirs.workspace, "stop-before.txt");
+  const after = path.join(dirs.workspace, "stop-after.txt");
+  const resumed = path.join(dirs.workspace, "stop-resumed.txt");
+  const a = await turn("context-1", {
+    wardenConfig,
+    session: "context",
+    message: "Please leave a note in the workspace.",
+    toolCalls: [{ name: "write", arguments: { path: before, content: "before" } }],
+  });
+  check(a.code === 0, "the first turn completed (exit 0)", a.stderr.slice(-1500));
+  check(activeChecks(a.stderr).includes("context"), "Warden accepted the configuration with context active", activeChecks(a.stderr).join(","));
+  check(fs.existsSync(before), "before the person says stop, the session's write ran", a.toolMessages.join("\n"));
+  const b = await turn("context-2", {
+    wardenConfig,
+    session: "context",
+    message: "Stop! Stop what you are doing.",
+    toolCalls: [{ name: "write", arguments: { path: after, content: "after" } }],
+  });
+  check(b.code === 0, "the stop turn completed (exit 0)", b.stderr.slice(-1500));
+  check(!fs.existsSync(after), "after the person said stop, the next tool call did not run (no file)");
+  const refusal = b.toolMessages.find((m) => m.includes("Warden refused"));
+  check(refusal?.includes("rule context.user-stop"), "the model received Warden's refusal with rule context.user-stop as the tool result", b.toolMessages.join("\n"));
+  const c = await turn("context-3", {
+    wardenConfig,
+    session: "context",
+    message: "Thanks, carry on now.",
+    toolCalls: [{ name: "write", arguments: { path: resumed, content: "resumed" } }],
+  });
+  check(c.code === 0 && fs.existsSync(resumed), "once the person writes again without a stop, the next call runs", c.toolMessages.join("\n"));
 }
 
 // ---------------------------------------------------------------- summary

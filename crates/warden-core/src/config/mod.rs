@@ -16,6 +16,7 @@ use crate::gate::GateConfig;
 use crate::pin::PinConfig;
 use crate::prelude::*;
 use crate::safety::SafetyConfig;
+use crate::session::ContextConfig;
 use crate::tools::ToolsConfig;
 use destinations::{Destination, MAX_DESTINATIONS};
 use reader::{ConfigError, Node, Reader};
@@ -26,7 +27,7 @@ pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
 const TOP_LEVEL: &[&str] =
-    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "audit"];
+    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "context", "audit"];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -58,6 +59,9 @@ pub struct Config {
     /// A keyed hash chain of every decision, for `warden audit verify`, `export` and `replay`.
     #[serde(skip_serializing_if = "AuditConfig::is_absent")]
     pub audit: AuditConfig,
+    /// The tool call judged in its turn: a person's stop, long runs without them, failed steps, confirmations.
+    #[serde(skip_serializing_if = "ContextConfig::is_absent")]
+    pub context: ContextConfig,
 }
 
 impl Config {
@@ -105,12 +109,14 @@ impl Config {
         let dlp = DlpConfig::read(&mut r, section, &destinations);
         let section = r.section(&obj, "flow", FlowConfig::FIELDS);
         let flow = FlowConfig::read(&mut r, section);
+        let section = r.section(&obj, "context", ContextConfig::FIELDS);
+        let context = ContextConfig::read(&mut r, section);
         let section = r.section(&obj, "audit", AuditConfig::FIELDS);
         let audit = AuditConfig::read(&mut r, section);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, audit })
+        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, context, audit })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

@@ -1,7 +1,12 @@
-//! Hosts in canonical form: lowercased, without a trailing dot, IP literals
-//! as a URL parser writes them, internationalized labels in punycode; and
-//! the top-level domains a bare domain in prose is recognized by.
+//! Hosts in canonical form: compatibility forms folded (full-width letters
+//! and dots), invisible characters dropped, lowercased, without a trailing
+//! dot, IP literals as a URL parser writes them (an IPv4-mapped IPv6
+//! address as its IPv4 address), internationalized labels in punycode; and
+//! the top-level domains a bare domain in prose is recognized by. Both the
+//! values read from text and the hosts a fetch reaches are written this way,
+//! so one host has one form.
 
+use super::extract_text::fold;
 use crate::prelude::*;
 use core::net::{Ipv4Addr, Ipv6Addr};
 
@@ -66,15 +71,19 @@ pub fn label_char(c: char) -> bool {
 /// The canonical form of a host as written (without scheme, userinfo or
 /// port), or `None` when it is not a host; `work` counts the steps taken.
 pub fn canonical_host(raw: &str, work: &mut u64) -> Option<String> {
-    let raw = raw.strip_suffix('.').unwrap_or(raw);
     *work += raw.len() as u64;
+    let folded: String = raw.chars().filter_map(fold).collect();
+    let raw = folded.strip_suffix('.').unwrap_or(&folded);
     if raw.is_empty() || raw.chars().count() > MAX_HOST_CHARS {
         return None;
     }
     if let Some(inner) = raw.strip_prefix('[') {
         let inner = inner.strip_suffix(']')?;
         let ip: Ipv6Addr = inner.parse().ok()?;
-        return Some(format!("[{ip}]"));
+        return Some(match ip.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => format!("[{ip}]"),
+        });
     }
     let lower: String = raw.chars().flat_map(char::to_lowercase).collect();
     if let Some(ip) = ipv4(&lower) {
@@ -106,6 +115,12 @@ pub fn canonical_host(raw: &str, work: &mut u64) -> Option<String> {
     (out.len() <= MAX_HOST_CHARS).then_some(out)
 }
 
+/// Whether a host is written with characters that stay outside ASCII once
+/// folded: an internationalized name, or a spelling of one.
+pub fn written_in_unicode(raw: &str) -> bool {
+    raw.chars().filter_map(fold).any(|c| !c.is_ascii())
+}
+
 /// A host whose last label is a number is an IPv4 address as a URL parser
 /// reads it (WHATWG): one to four parts, each decimal, `0x` hexadecimal or
 /// octal with a leading zero, the last filling the remaining bytes; so
@@ -114,7 +129,9 @@ pub fn canonical_host(raw: &str, work: &mut u64) -> Option<String> {
 fn ipv4(host: &str) -> Option<Option<String>> {
     let parts: Vec<&str> = host.split('.').collect();
     let last = parts.last()?;
-    number(last)?;
+    if !numeric(last) {
+        return None;
+    }
     if parts.len() > 4 {
         return Some(None);
     }
@@ -139,6 +156,14 @@ fn ipv4(host: &str) -> Option<Option<String>> {
     }
     let address = u32::try_from(address).ok()?;
     Some(Some(Ipv4Addr::from(address).to_string()))
+}
+
+/// Whether a label is written as a number (WHATWG's "ends in a number"):
+/// decimal digits, or `0x` and hexadecimal digits, whatever its value.
+fn numeric(part: &str) -> bool {
+    !part.is_empty()
+        && (part.bytes().all(|b| b.is_ascii_digit())
+            || part.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())))
 }
 
 /// One part of a numeric host: decimal, `0x` hexadecimal, or octal with a leading zero.

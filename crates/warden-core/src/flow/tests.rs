@@ -5,6 +5,7 @@ use crate::model::{
     Approval, ChannelContext, Decision, Direction, Identity, Message, OutboundMessage, Role, Scope, ToolCall, Verdict,
 };
 use crate::ports::StorageError;
+use crate::test_support::{Env, host_context as host};
 use serde_json::{Value, json};
 use std::string::ToString;
 
@@ -13,26 +14,6 @@ const MINUTE: u64 = 60_000;
 const SECRET: &str = "correct-horse-battery-staple-0123456789";
 const PLANTED: &str = "billing@evil-payments.example";
 const BOB: &str = "bob@example.com";
-
-struct Env {
-    storage: MemoryStorage,
-    http: ScriptedHttp,
-    log: VecLog,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env { storage: MemoryStorage::default(), http: ScriptedHttp::unreachable(), log: VecLog::default() }
-    }
-
-    fn ports(&self) -> Ports<'_> {
-        Ports { http: &self.http, storage: &self.storage, log: &self.log }
-    }
-}
-
-fn host() -> crate::host::HostContext {
-    crate::host::HostContext { approval_secret: vec![7; crate::host::MIN_SECRET_BYTES], ..Default::default() }
-}
 
 fn taxonomy() -> Value {
     json!([

@@ -9,20 +9,28 @@
 //! call gets `fetch.unlisted-host` with the `unlisted` decision. The deny list
 //! wins over the allow list.
 //!
-//! A host is compared as a browser would reach it: lowercased, without
-//! userinfo, port or trailing dot, percent-escapes decoded, full-width dots
-//! and letters folded, and numeric IPv4 forms (`2130706433`, `0x7f.1`,
-//! `0177.0.0.1`) written as a dotted quad. A URL that is ambiguous between
-//! parsers (a `\` in its authority, a space or a control character in its
-//! host), that has no host (`file://`, `data:`), or whose host is written in
-//! Unicode (an internationalized name, a look-alike) is never allow-listed;
-//! write internationalized hosts in their `xn--` form.
+//! A host is compared as a browser would reach it, in the one canonical form
+//! the flow step also writes hosts in (`flow::extract::extract_hosts`):
+//! lowercased, without userinfo, port or trailing dot, percent-escapes
+//! decoded, full-width dots and letters folded, invisible characters dropped,
+//! numeric IPv4 forms (`2130706433`, `0x7f.1`, `0177.0.0.1`) and IPv4-mapped
+//! IPv6 addresses written as a dotted quad, internationalized labels in
+//! punycode (`bücher.de` is `xn--bcher-kva.de`). A URL that is ambiguous
+//! between parsers (a `\` in its authority, a space or a control character
+//! in its host) or that has no host (`file://`, `data:`) is never
+//! allow-listed. A host written in Unicode matches a list entry by its
+//! punycode; since a Unicode spelling may reach a denied host through a
+//! mapping the fold does not know, such a host, an unreadable one, or a call
+//! past `MAX_URLS`, is asked for (`fetch.unchecked-host`) even with
+//! `unlisted: allow` while `denyHosts` is set.
 
 use super::Finding;
 use super::rules;
 use crate::config::reader::{Node, Obj, Reader, shorten, shown};
+use crate::flow::extract::extract_hosts::{canonical_host, label_char, written_in_unicode};
 use crate::model::Decision;
 use crate::prelude::*;
+use core::net::Ipv4Addr;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -87,10 +95,10 @@ impl HostGlob {
             return Err("may use `*` only as a whole first label, like `*.example.com`".into());
         }
         let host = match normalize_host(rest) {
-            Ok(h) => h,
+            Ok(r) => r.host,
             Err(why) => return Err(format!("is not a host name: {why}")),
         };
-        if wild && (host.starts_with('[') || is_ipv4(&host)) {
+        if wild && (host.starts_with('[') || host.parse::<Ipv4Addr>().is_ok()) {
             return Err("`*.` applies to names, not to IP addresses".into());
         }
         Ok(HostGlob(if wild { format!("*.{host}") } else { host }))
@@ -208,20 +216,27 @@ fn urls<'a>(fields: &[String], args: &'a Value) -> Vec<&'a str> {
 pub fn check(config: &FetchConfig, url_fields: &[String], args: &Value, named: &dyn Fn(&str) -> bool) -> Outcome {
     let urls = urls(url_fields, args);
     let mut unlisted: Option<String> = None;
+    // Why a URL could not be compared with `denyHosts` as the host it reaches.
+    let mut unchecked: Option<String> = None;
     if urls.is_empty() {
         unlisted = Some("it names no URL".into());
     }
     if urls.len() > MAX_URLS {
-        unlisted = Some(format!("it names {} URLs, more than the {MAX_URLS} that are read", urls.len()));
+        let why = format!("it names {} URLs, more than the {MAX_URLS} that are read", urls.len());
+        unchecked = Some(why.clone());
+        unlisted = Some(why);
     }
     for url in urls.iter().take(MAX_URLS) {
-        let host = match url_host(url) {
-            Ok(h) => h,
+        let reached = match reach(url) {
+            Ok(r) => r,
             Err(why) => {
-                unlisted.get_or_insert_with(|| format!("`{}` {why}", shorten(url)));
+                let why = format!("`{}` {why}", shorten(url));
+                unchecked.get_or_insert_with(|| why.clone());
+                unlisted.get_or_insert(why);
                 continue;
             }
         };
+        let host = reached.host;
         if let Some(g) = config.deny_hosts.iter().find(|g| g.matches(&host)) {
             return Outcome::Finding(Finding {
                 rule: rules::FETCH_DENIED_HOST,
@@ -231,11 +246,22 @@ pub fn check(config: &FetchConfig, url_fields: &[String], args: &Value, named: &
         let listed = config.allow_hosts.iter().any(|g| g.matches(&host)) || named(&host);
         if !listed {
             unlisted.get_or_insert_with(|| format!("`{}` is not in `allowHosts`", shorten(&host)));
+            if reached.unicode {
+                unchecked.get_or_insert_with(|| {
+                    format!("`{}` is written in Unicode, which may spell a denied host another way", shorten(url))
+                });
+            }
         }
     }
     match unlisted {
         None => Outcome::Allowed,
-        Some(_) if config.unlisted == Unlisted::Allow => Outcome::Unlisted,
+        Some(_) if config.unlisted == Unlisted::Allow => match unchecked.filter(|_| !config.deny_hosts.is_empty()) {
+            Some(why) => Outcome::Finding(Finding {
+                rule: rules::FETCH_UNCHECKED_HOST,
+                reason: format!("This fetch cannot be checked against `denyHosts`: {why}."),
+            }),
+            None => Outcome::Unlisted,
+        },
         Some(why) => Outcome::Finding(Finding {
             rule: rules::FETCH_UNLISTED_HOST,
             reason: format!("This fetch is not allow-listed: {why}."),
@@ -245,6 +271,10 @@ pub fn check(config: &FetchConfig, url_fields: &[String], args: &Value, named: &
 
 /// The host a URL reaches, normalized, or why it has none that can be trusted.
 pub fn url_host(url: &str) -> Result<String, &'static str> {
+    reach(url).map(|r| r.host)
+}
+
+fn reach(url: &str) -> Result<Reached, &'static str> {
     // Browsers drop tabs and newlines anywhere and spaces at the ends.
     let cleaned: String = url.trim().chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
     let rest = match scheme_of(&cleaned) {
@@ -304,49 +334,45 @@ fn check_port(text: &str) -> Result<(), &'static str> {
     }
 }
 
-/// Lowercase, percent-decoded, full-width forms folded, trailing dot removed,
-/// numeric IPv4 written as a dotted quad.
-fn normalize_host(host: &str) -> Result<String, &'static str> {
+/// A host as it is compared, and whether it was written in Unicode.
+struct Reached {
+    host: String,
+    unicode: bool,
+}
+
+/// The canonical form of a host (see [`canonical_host`]) after its
+/// percent-escapes are decoded, or why it is not a host.
+fn normalize_host(host: &str) -> Result<Reached, &'static str> {
     let decoded = percent_decode(host)?;
-    let mut out = String::with_capacity(decoded.len());
-    for c in decoded.chars() {
-        let c = match c {
-            // Ideographic and full-width full stops are dots to IDNA.
-            '\u{3002}' | '\u{FF0E}' | '\u{FF61}' => '.',
-            // Full-width ASCII folds to ASCII (NFKC).
-            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
-            c => c,
-        };
-        out.extend(c.to_lowercase());
+    let mut work = 0;
+    match canonical_host(&decoded, &mut work) {
+        Some(canonical) => Ok(Reached { host: canonical, unicode: written_in_unicode(&decoded) }),
+        None => Err(unreadable(&decoded)),
     }
-    let out = out.strip_suffix('.').unwrap_or(&out).to_string();
-    if out.is_empty() {
-        return Err("has an empty host");
+}
+
+/// Why a decoded host has no canonical form.
+fn unreadable(host: &str) -> &'static str {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    if host.is_empty() {
+        return "has an empty host";
     }
-    if out.starts_with('[') {
-        let inner = out.get(1..out.len() - 1).unwrap_or_default();
-        if !out.ends_with(']')
-            || inner.is_empty()
-            || !inner.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
-        {
-            return Err("has an IPv6 address that cannot be read");
-        }
-        return Ok(out);
+    if host.starts_with('[') {
+        return "has an IPv6 address that cannot be read";
     }
-    if out.chars().any(|c| {
-        c.is_control()
-            || c.is_whitespace()
-            || matches!(c, '#' | '%' | '/' | ':' | '<' | '>' | '?' | '@' | '[' | '\\' | ']' | '^' | '|' | '*')
-    }) {
-        return Err("has a character no host holds");
+    if host.chars().any(|c| c.is_control() || c.is_whitespace() || (c.is_ascii() && !label_char(c) && c != '.')) {
+        return "has a character no host holds";
     }
-    if out.split('.').any(str::is_empty) {
-        return Err("has an empty label");
+    if host.split('.').any(str::is_empty) {
+        return "has an empty label";
     }
-    if out.rsplit('.').next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_digit())) {
-        return ipv4(&out).ok_or("ends in a number but is not an IPv4 address");
+    if host.rsplit('.').next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_digit())) {
+        return "ends in a number but is not an IPv4 address";
     }
-    Ok(out)
+    if host.split('.').any(|l| l.starts_with('-') || l.ends_with('-')) {
+        return "has a label that starts or ends with `-`";
+    }
+    "is not a host name (too long, or a character no host holds)"
 }
 
 fn percent_decode(text: &str) -> Result<String, &'static str> {
@@ -368,43 +394,4 @@ fn percent_decode(text: &str) -> Result<String, &'static str> {
         }
     }
     String::from_utf8(out).map_err(|_| "has percent-escapes that are not UTF-8")
-}
-
-fn is_ipv4(host: &str) -> bool {
-    let parts: Vec<&str> = host.split('.').collect();
-    parts.len() == 4 && parts.iter().all(|p| p.parse::<u8>().is_ok_and(|v| v.to_string() == *p))
-}
-
-/// A numeric host as WHATWG reads it: 1 to 4 parts, decimal, `0x` hex or
-/// leading-zero octal, the last part filling the remaining bytes.
-fn ipv4(host: &str) -> Option<String> {
-    let parts: Vec<&str> = host.split('.').collect();
-    if parts.len() > 4 {
-        return None;
-    }
-    let mut nums = Vec::with_capacity(parts.len());
-    for p in &parts {
-        let (digits, radix) = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
-            (h, 16)
-        } else if p.len() > 1 && p.starts_with('0') {
-            (p.get(1..).unwrap_or_default(), 8)
-        } else {
-            (*p, 10)
-        };
-        let v = if digits.is_empty() { 0 } else { u64::from_str_radix(digits, radix).ok()? };
-        nums.push(v);
-    }
-    let (last, init) = nums.split_last()?;
-    if init.iter().any(|&n| n > 255) {
-        return None;
-    }
-    let room = 4 - init.len() as u32;
-    if *last >= 1u64 << (8 * room) {
-        return None;
-    }
-    let mut value: u64 = *last;
-    for (i, n) in init.iter().enumerate() {
-        value += n << (8 * (3 - i as u32));
-    }
-    Some(format!("{}.{}.{}.{}", (value >> 24) & 255, (value >> 16) & 255, (value >> 8) & 255, value & 255))
 }

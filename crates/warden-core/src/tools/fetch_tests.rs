@@ -4,37 +4,13 @@ use super::fetch::{self, HostGlob, url_host};
 use super::*;
 use crate::Warden;
 use crate::config::Config;
-use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
 use crate::model::{Decision, Identity};
+use crate::test_support::Env;
 use serde_json::json;
 use std::string::ToString;
 
-struct Env {
-    storage: MemoryStorage,
-    http: ScriptedHttp,
-    log: VecLog,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env { storage: MemoryStorage::default(), http: ScriptedHttp::unreachable(), log: VecLog::default() }
-    }
-
-    fn ports(&self) -> Ports<'_> {
-        Ports { http: &self.http, storage: &self.storage, log: &self.log }
-    }
-}
-
 fn warden(tools: Value) -> Warden {
-    let mut w = Warden::configure(&json!({ "tools": tools }).to_string()).expect("valid config");
-    let host = crate::host::HostContext {
-        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
-        databases: Vec::new(),
-        protected_paths: Vec::new(),
-        admin_programs: Vec::new(),
-    };
-    w.set_host_context(&host).expect("valid host context");
-    w
+    crate::test_support::configured(&json!({ "tools": tools }).to_string())
 }
 
 fn fetch_call(tool: &str, args: Value) -> ToolCall {
@@ -256,8 +232,10 @@ fn errors(tools: Value) -> Vec<std::string::String> {
 #[test]
 fn fetch_settings_are_checked_with_their_field_paths() {
     let hosts = |n: usize| Value::Array((0..n).map(|i| json!(format!("h{i}.example.com"))).collect());
-    let long = format!("{}.com", "a".repeat(fetch::MAX_HOST_CHARS - 4));
-    let too_long = format!("{}.com", "a".repeat(fetch::MAX_HOST_CHARS - 3));
+    // Labels of 63 characters, the longest a label can be, up to the longest host.
+    let label = "a".repeat(63);
+    let long = format!("{label}.{label}.{label}.{}.com", "a".repeat(fetch::MAX_HOST_CHARS - 3 * 64 - 4));
+    let too_long = format!("{label}.{label}.{label}.{}.com", "a".repeat(fetch::MAX_HOST_CHARS - 3 * 64 - 3));
     let cases = [
         (
             json!({"allowHosts": hosts(fetch::MAX_HOSTS)}),
@@ -288,4 +266,178 @@ fn fetch_settings_are_checked_with_their_field_paths() {
     // The decision of unlisted hosts has one place.
     let found = errors(json!({"fetch": {}, "rules": {"fetch.unlisted-host": {"decision": "deny"}}}));
     assert!(found.iter().any(|e| e.starts_with("tools.rules.fetch.unlisted-host.decision:")), "{found:?}");
+}
+
+/// Lists with internationalized and numeric entries, everything else allowed:
+/// the configuration a walk around the deny list would have to beat.
+fn deny_listed(unlisted: &str) -> Value {
+    json!({"fetch": {
+        "allowHosts": ["allowed.com", "xn--mnchen-3ya.de"],
+        "denyHosts": ["evil.com", "*.evil.com", "xn--bcher-kva.de", "10.0.0.1", "[::1]"],
+        "unlisted": unlisted,
+    }})
+}
+
+#[test]
+fn a_denied_host_written_in_unicode_percent_escapes_or_another_ip_form_is_still_denied() {
+    let w = warden(deny_listed("allow"));
+    let env = Env::new();
+    let denied = [
+        // The internationalized entry, in Unicode, in capitals, escaped, with trailing or ideographic dots.
+        "https://bücher.de/",
+        "https://BÜCHER.DE/",
+        "https://b%C3%BCcher.de/",
+        "https://b%c3%bccher.de/",
+        "https://bücher.de./",
+        "https://xn--bcher-kva.de./",
+        "https://XN--BCHER-KVA.DE/",
+        "https://bücher\u{3002}de/",
+        "https://bücher\u{ff0e}de/",
+        // An ASCII entry spelled with escapes, compatibility forms and invisible characters.
+        "https://%65%76%69%6c.com/",
+        "https://evil.com%2e/",
+        "https://evil%2ecom/",
+        "https://\u{ff45}\u{ff56}\u{ff49}\u{ff4c}\u{ff0e}\u{ff43}\u{ff4f}\u{ff4d}/",
+        "https://\u{1d41e}\u{1d42f}\u{1d422}\u{1d425}.com/",
+        "https://\u{24d4}\u{24e5}\u{24d8}\u{24db}.com/",
+        "https://ev\u{200b}il.com/",
+        "https://ev\u{ad}il.com/",
+        "https://e%E2%80%8Bvil.com/",
+        "https://api.\u{ff45}vil.com/",
+        "https://b\u{fc}cher.evil.com/",
+        // The IPv4 entry in every form a URL parser reads as that address.
+        "http://10.0.0.1/",
+        "http://10.0.0.1./",
+        "http://167772161/",
+        "http://0xa000001/",
+        "http://0XA000001/",
+        "http://0xA.0.0.1/",
+        "http://012.0.0.1/",
+        "http://10.1/",
+        "http://10.0.1/",
+        "http://10%2e0.0.1/",
+        "http://\u{ff11}\u{ff10}.\u{ff10}.\u{ff10}.\u{ff11}/",
+        "http://[::ffff:10.0.0.1]/",
+        "http://[::ffff:a00:1]/",
+        "http://[0:0:0:0:0:ffff:a00:1]:8080/",
+        // The IPv6 entry in its long forms.
+        "http://[0:0:0:0:0:0:0:1]/",
+        "http://[::0001]/",
+        "http://user@[::1]:80/",
+    ];
+    for url in denied {
+        let v = w.check_tool_call(&env.ports(), &web(url));
+        assert_eq!(decided(&v), (Decision::Deny, rules::FETCH_DENIED_HOST), "{url:?}: {}", v.reason);
+    }
+}
+
+#[test]
+fn a_unicode_or_unreadable_host_is_asked_for_even_with_unlisted_allow_while_a_deny_list_is_set() {
+    let w = warden(deny_listed("allow"));
+    let env = Env::new();
+    let asked = [
+        // A decomposed accent: NFC makes it `bücher.de`, which the fold does not compose.
+        "https://bu\u{308}cher.de/",
+        // A small roman numeral fifty, which NFKC makes `l`.
+        "https://evi\u{217c}.com/",
+        // A ligature, which NFKC makes `fi`.
+        "https://\u{fb01}le.example/",
+        // Hosts with no one reading: empty labels, a double escape, a broken escape.
+        "https://evil.com../",
+        "https://evil..com/",
+        "https://%2565vil.com/",
+        "https://evil.co%m/",
+        "https://-evil.com/",
+        "http://10.0.0.256/",
+        "http://09.0.0.1/",
+        "http://4294967296/",
+    ];
+    for url in asked {
+        let v = w.check_tool_call(&env.ports(), &web(url));
+        assert_eq!(decided(&v), (Decision::Ask, rules::FETCH_UNCHECKED_HOST), "{url:?}: {}", v.reason);
+        assert!(v.reason.contains("denyHosts"), "{url:?}: {}", v.reason);
+    }
+    // Readable ASCII hosts on neither list are what `unlisted: allow` lets through.
+    for url in ["https://other.org/", "https://xn--pple-43d.com/", "http://10.0.0.2/"] {
+        let v = w.check_tool_call(&env.ports(), &web(url));
+        assert_eq!(decided(&v), (Decision::Allow, rules::ALLOW), "{url:?}: {}", v.reason);
+    }
+    // Without a deny list there is nothing to walk around.
+    let open = warden(json!({"fetch": {"unlisted": "allow"}}));
+    let v = open.check_tool_call(&env.ports(), &web("https://bu\u{308}cher.de/"));
+    assert_eq!(decided(&v), (Decision::Allow, rules::ALLOW), "{}", v.reason);
+    // With `unlisted: ask` or `deny` they decide as any unlisted host.
+    for (unlisted, decision) in [("ask", Decision::Ask), ("deny", Decision::Deny)] {
+        let w = warden(deny_listed(unlisted));
+        let v = w.check_tool_call(&env.ports(), &web("https://evi\u{217c}.com/"));
+        assert_eq!(decided(&v), (decision, rules::FETCH_UNLISTED_HOST), "{unlisted}: {}", v.reason);
+    }
+}
+
+#[test]
+fn a_denied_host_hidden_past_the_urls_that_are_read_is_asked_for_with_unlisted_allow() {
+    let w = warden(deny_listed("allow"));
+    let env = Env::new();
+    let mut at: Vec<String> = (1..fetch::MAX_URLS).map(|i| format!("https://other.org/{i}")).collect();
+    at.push("https://evil.com/".into());
+    let v = w.check_tool_call(&env.ports(), &fetch_call("mcp__web__fetch", json!({ "urls": at })));
+    assert_eq!(decided(&v), (Decision::Deny, rules::FETCH_DENIED_HOST), "{}", v.reason);
+    let mut past: Vec<String> = (0..fetch::MAX_URLS).map(|i| format!("https://other.org/{i}")).collect();
+    past.push("https://evil.com/".into());
+    let v = w.check_tool_call(&env.ports(), &fetch_call("mcp__web__fetch", json!({ "urls": past })));
+    assert_eq!(decided(&v), (Decision::Ask, rules::FETCH_UNCHECKED_HOST), "{}", v.reason);
+}
+
+#[test]
+fn an_allow_listed_internationalized_host_matches_in_unicode_but_a_look_alike_does_not() {
+    let w = warden(deny_listed("ask"));
+    let env = Env::new();
+    for url in ["https://münchen.de/", "https://MÜNCHEN.de./", "https://m%C3%BCnchen.de/", "https://xn--mnchen-3ya.de/"]
+    {
+        let v = w.check_tool_call(&env.ports(), &web(url));
+        assert_eq!(decided(&v), (Decision::Allow, rules::ALLOW), "{url:?}: {}", v.reason);
+    }
+    // Another script's look-alike, a decomposed accent, and the ASCII name without the accent are other hosts.
+    for url in [
+        "https://m\u{1d66}nchen.de/",
+        "https://mu\u{308}nchen.de/",
+        "https://munchen.de/",
+        "https://\u{0430}llowed.com/",
+    ] {
+        let v = w.check_tool_call(&env.ports(), &web(url));
+        assert_eq!(decided(&v), (Decision::Ask, rules::FETCH_UNLISTED_HOST), "{url:?}: {}", v.reason);
+    }
+}
+
+#[test]
+fn a_fetch_and_the_flow_step_write_one_host_in_one_form() {
+    let urls = [
+        "https://Bücher.de/x",
+        "https://xn--bcher-kva.de/x",
+        "https://\u{ff45}vil.com/",
+        "https://ev\u{200b}il.com/",
+        "http://[::ffff:10.0.0.1]/",
+        "http://[0:0::1]/",
+        "http://0x7f.1/",
+        "https://EXAMPLE.com./",
+        "https://пример.испытание/",
+    ];
+    for url in urls {
+        let fetched = url_host(url).expect("a host");
+        let read = crate::flow::extract::link_hosts(url, 8);
+        assert_eq!(read, vec![fetched.clone()], "{url:?}");
+    }
+    assert_eq!(url_host("http://[::ffff:10.0.0.1]/").as_deref(), Ok("10.0.0.1"));
+    assert_eq!(url_host("https://Bücher.de/").as_deref(), Ok("xn--bcher-kva.de"));
+}
+
+#[test]
+fn a_host_is_read_up_to_the_longest_name_and_label_and_no_further() {
+    let label = "a".repeat(63);
+    let longest = format!("{label}.{label}.{label}.{}", "b".repeat(fetch::MAX_HOST_CHARS - 3 * 64));
+    assert_eq!(longest.len(), fetch::MAX_HOST_CHARS);
+    assert_eq!(url_host(&format!("https://{longest}/")).as_deref(), Ok(longest.as_str()));
+    assert!(url_host(&format!("https://{longest}b/")).is_err());
+    assert_eq!(url_host(&format!("https://{label}.com/")).map(|h| h.len()), Ok(67));
+    assert!(url_host(&format!("https://{label}a.com/")).is_err());
 }

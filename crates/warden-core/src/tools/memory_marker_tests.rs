@@ -6,22 +6,11 @@ use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
 use crate::model::{Approval, Decision, Direction, Identity, OutboundMessage, Scope, ToolCall, Verdict};
 use crate::ports::{HttpError, Level, Log, Ports, Storage, StorageError};
 use crate::prelude::*;
+use crate::test_support::configured as warden;
 use core::cell::RefCell;
 use serde_json::{Value, json};
 
 const T0: u64 = 1_700_000_000_000;
-
-fn warden(config: &str) -> Warden {
-    let mut w = Warden::configure(config).expect("valid config");
-    let host = crate::host::HostContext {
-        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
-        databases: Vec::new(),
-        protected_paths: Vec::new(),
-        admin_programs: Vec::new(),
-    };
-    w.set_host_context(&host).expect("valid host context");
-    w
-}
 
 fn call(tool: &str, args: Value) -> ToolCall {
     ToolCall {

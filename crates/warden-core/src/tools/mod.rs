@@ -126,6 +126,7 @@ pub fn judge(
     ports: &Ports<'_>,
     index: &memory::Index,
     flow: &crate::flow::Flow<'_>,
+    context: &crate::session::Pre,
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
@@ -133,7 +134,7 @@ pub fn judge(
         return Verdict::not_configured("tool-call");
     }
     let mut counted = None;
-    let verdict = evaluate(config, version, host, ports, index, flow, call, args, &mut counted);
+    let verdict = evaluate(config, version, host, ports, index, flow, context, call, args, &mut counted);
     // A payment counted in step 2 that a later step denied did not happen.
     if let Some(c) = counted
         && verdict.decision == Decision::Deny
@@ -145,7 +146,7 @@ pub fn judge(
     verdict.under(config.mode)
 }
 
-fn storage_failure(e: &StorageError) -> Verdict {
+pub(crate) fn storage_failure(e: &StorageError) -> Verdict {
     Verdict::deny(
         rules::STORAGE_UNAVAILABLE,
         format!("Decision memory or budgets could not be read or written ({e}), so the call is refused to be safe."),
@@ -317,6 +318,7 @@ fn evaluate(
     ports: &Ports<'_>,
     index: &memory::Index,
     flow: &crate::flow::Flow<'_>,
+    context: &crate::session::Pre,
     call: &ToolCall,
     args: &Value,
     counted: &mut Option<payment::Counted>,
@@ -362,8 +364,14 @@ fn evaluate(
         return v;
     }
 
-    // 2. Input validation and budget.
-    let mut signals = Vec::new();
+    // 2. The person asked to stop: before remembered answers, so an earlier
+    // "always allow" does not pass it. Then input validation and budget.
+    let mut signals = context.signals.clone();
+    if let Some(f) = &context.stop
+        && let Some(v) = decide(config, &asked, vec![f.clone()], &mut signals)
+    {
+        return v;
+    }
     let schema = config.schema(&call.tool_name);
     if let Some((rule, reason)) = validate::check(schema, entry, &call.tool_name, args)
         && let Some(v) = decide(config, &asked, vec![Finding { rule, reason }], &mut signals)
@@ -488,9 +496,9 @@ fn evaluate(
         }
     }
 
-    // 8. Ask rules.
+    // 8. Ask rules, with the turn context's asks.
     let tool = crate::config::reader::Shortened(&call.tool_name);
-    let mut findings = Vec::new();
+    let mut findings = context.asks.clone();
     if config.ask_kinds.contains(&kind) && !fetch_judged && !step.fetch_known {
         findings.push(Finding {
             rule: rules::ASK_KIND,

@@ -4,37 +4,13 @@ use super::payment::{self, MAX_AMOUNT, SCALE, parse_amount};
 use super::*;
 use crate::Warden;
 use crate::config::Config;
-use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
 use crate::model::{Decision, Identity, Scope};
+use crate::test_support::Env;
 use serde_json::json;
 use std::string::ToString;
 
-struct Env {
-    storage: MemoryStorage,
-    http: ScriptedHttp,
-    log: VecLog,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env { storage: MemoryStorage::default(), http: ScriptedHttp::unreachable(), log: VecLog::default() }
-    }
-
-    fn ports(&self) -> Ports<'_> {
-        Ports { http: &self.http, storage: &self.storage, log: &self.log }
-    }
-}
-
 fn warden(tools: Value) -> Warden {
-    let mut w = Warden::configure(&json!({ "tools": tools }).to_string()).expect("valid config");
-    let host = crate::host::HostContext {
-        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
-        databases: Vec::new(),
-        protected_paths: Vec::new(),
-        admin_programs: Vec::new(),
-    };
-    w.set_host_context(&host).expect("valid host context");
-    w
+    crate::test_support::configured(&json!({ "tools": tools }).to_string())
 }
 
 fn pay(recipient: &str, amount: Value) -> ToolCall {

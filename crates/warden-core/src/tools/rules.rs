@@ -70,6 +70,9 @@ pub const FETCH_DENIED_HOST: &str = "fetch.denied-host";
 /// A fetch of a host on neither list, or of a URL whose host cannot be read;
 /// decides as `tools.fetch.unlisted` says.
 pub const FETCH_UNLISTED_HOST: &str = "fetch.unlisted-host";
+/// With `tools.fetch.unlisted: allow` and a deny list, a fetch whose host
+/// cannot be compared with `denyHosts` as the host it reaches.
+pub const FETCH_UNCHECKED_HOST: &str = "fetch.unchecked-host";
 /// A payment past `tools.payment.maxAmount`, `maxPerSession` or `maxPerRecipient`.
 pub const PAYMENT_LIMIT: &str = "payment.limit";
 /// A payment whose amount is not a plain non-negative number.
@@ -146,6 +149,11 @@ pub const RULES: &[RuleInfo] = &[
     rule(ASK_TOOL, D::Ask, R::Medium, S::Session),
     rule(FETCH_DENIED_HOST, D::Deny, R::High, S::Once),
     rule(FETCH_UNLISTED_HOST, D::Ask, R::Medium, S::Session),
+    rule(FETCH_UNCHECKED_HOST, D::Ask, R::Medium, S::Once),
     rule(PAYMENT_LIMIT, D::Deny, R::High, S::Once),
     rule(PAYMENT_INVALID_AMOUNT, D::Deny, R::High, S::Once),
+    rule(crate::session::USER_STOP, D::Deny, R::High, S::Once),
+    rule(crate::session::TOOL_LOOP, D::Ask, R::Medium, S::Session),
+    rule(crate::session::AFTER_ERROR, D::Ask, R::Medium, S::Once),
+    rule(crate::session::CONFIRMATION_REQUIRED, D::Ask, R::Medium, S::Once),
 ];

@@ -1,30 +1,14 @@
 use super::*;
 use crate::Warden;
 use crate::config::Config;
-use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
 use crate::model::{Decision, Identity, Scope, TurnEnd};
 use crate::ports::Level;
+use crate::test_support::Env;
 use serde_json::json;
 use std::string::ToString;
 
 const T0: u64 = 1_700_000_000_000;
 const MINUTE: u64 = 60_000;
-
-struct Env {
-    storage: MemoryStorage,
-    http: ScriptedHttp,
-    log: VecLog,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env { storage: MemoryStorage::default(), http: ScriptedHttp::unreachable(), log: VecLog::default() }
-    }
-
-    fn ports(&self) -> Ports<'_> {
-        Ports { http: &self.http, storage: &self.storage, log: &self.log }
-    }
-}
 
 /// The host context of these tests: Warden's files under `/srv/warden`.
 fn host() -> crate::host::HostContext {

@@ -1,0 +1,387 @@
+use super::*;
+use crate::Warden;
+use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
+use crate::model::{Approval, PolicyError};
+use crate::model::{ChannelContext, Decision, Identity, Scope, Verdict};
+use crate::ports::Ports;
+use serde_json::{Value, json};
+
+const T0: u64 = 1_700_000_000_000;
+const MINUTE: u64 = 60_000;
+
+struct Env {
+    storage: MemoryStorage,
+    http: ScriptedHttp,
+    log: VecLog,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env { storage: MemoryStorage::default(), http: ScriptedHttp::unreachable(), log: VecLog::default() }
+    }
+
+    fn ports(&self) -> Ports<'_> {
+        Ports { http: &self.http, storage: &self.storage, log: &self.log }
+    }
+}
+
+fn warden(context: Value) -> Warden {
+    let config = json!({ "tools": { "askKinds": [] }, "context": context });
+    let mut w = Warden::configure(&config.to_string()).expect("valid config");
+    let host = crate::host::HostContext {
+        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
+        databases: Vec::new(),
+        protected_paths: Vec::new(),
+        admin_programs: Vec::new(),
+    };
+    w.set_host_context(&host).expect("valid host context");
+    w
+}
+
+fn said(w: &Warden, env: &Env, message: &str, at: u64) {
+    let turn = Turn {
+        run_id: None,
+        session_id: Some("s1".into()),
+        now_ms: at,
+        identity: Identity::default(),
+        trigger: Trigger::User,
+        message: message.into(),
+        context: ChannelContext::default(),
+        history: Vec::new(),
+        queue_mode: None,
+        hook_timeout_ms: None,
+    };
+    w.check_turn(&env.ports(), &turn);
+}
+
+fn tool(w: &Warden, env: &Env, name: &str, args: Value, at: u64) -> Verdict {
+    let call = ToolCall {
+        tool_name: name.into(),
+        arguments: args.to_string(),
+        call_id: None,
+        run_id: None,
+        session_id: Some("s1".into()),
+        now_ms: at,
+        identity: Identity::default(),
+        cwd: Some("/ws".into()),
+        derived_paths: Vec::new(),
+    };
+    w.check_tool_call(&env.ports(), &call)
+}
+
+fn bash(w: &Warden, env: &Env, command: &str, at: u64) -> Verdict {
+    tool(w, env, "Bash", json!({ "command": command }), at)
+}
+
+fn failed(w: &Warden, env: &Env, at: u64) {
+    let result = ToolResult {
+        tool_name: "Bash".into(),
+        call_id: None,
+        run_id: None,
+        session_id: Some("s1".into()),
+        now_ms: at,
+        identity: Identity::default(),
+        content: "exit status 1".into(),
+        is_error: true,
+    };
+    w.observe_tool_result(&env.ports(), &result).expect("recorded");
+}
+
+fn decided(v: &Verdict) -> (Decision, &str) {
+    (v.decision, v.rule.as_str())
+}
+
+#[test]
+fn a_person_who_says_stop_gets_every_tool_call_refused_until_they_write_again() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    said(&w, &env, "please list the files", T0);
+    assert_eq!(decided(&bash(&w, &env, "ls", T0 + 1)), (Decision::Allow, crate::tools::rules::ALLOW));
+    said(&w, &env, "STOP! stop what you are doing", T0 + 2);
+    for (i, command) in ["ls", "cat README.md", "echo hi"].iter().enumerate() {
+        let v = bash(&w, &env, command, T0 + 3 + i as u64);
+        assert_eq!(decided(&v), (Decision::Deny, USER_STOP), "{command}");
+        assert!(v.approval_key.is_none(), "a stop cannot be approved");
+    }
+    let read = tool(&w, &env, "Read", json!({ "file_path": "/ws/a.txt" }), T0 + 9);
+    assert_eq!(decided(&read), (Decision::Deny, USER_STOP), "reads stop too");
+    said(&w, &env, "ok, carry on with the listing", T0 + 10);
+    assert_eq!(decided(&bash(&w, &env, "ls", T0 + 11)), (Decision::Allow, crate::tools::rules::ALLOW));
+}
+
+#[test]
+fn a_stop_is_not_passed_by_an_earlier_remembered_allow() {
+    let w = Warden::configure(&json!({ "tools": { "askTools": ["deploy"] }, "context": {} }).to_string()).expect("ok");
+    let mut w = w;
+    let host = crate::host::HostContext {
+        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
+        databases: Vec::new(),
+        protected_paths: Vec::new(),
+        admin_programs: Vec::new(),
+    };
+    w.set_host_context(&host).expect("host");
+    let env = Env::new();
+    said(&w, &env, "deploy it", T0);
+    let asked = tool(&w, &env, "deploy", json!({}), T0 + 1);
+    assert_eq!(decided(&asked), (Decision::Ask, crate::tools::rules::ASK_TOOL));
+    let approval = Approval {
+        key: asked.approval_key.clone().expect("key"),
+        allow: true,
+        scope: Scope::Session,
+        session_id: Some("s1".into()),
+        call_id: None,
+        now_ms: T0 + 2,
+        idempotency_key: None,
+    };
+    w.record_approval(&env.ports(), &approval).expect("recorded");
+    assert_eq!(
+        decided(&tool(&w, &env, "deploy", json!({}), T0 + 3)),
+        (Decision::Allow, crate::tools::rules::MEMORY_ALLOW)
+    );
+    said(&w, &env, "cancel that", T0 + 4);
+    assert_eq!(decided(&tool(&w, &env, "deploy", json!({}), T0 + 5)), (Decision::Deny, USER_STOP));
+}
+
+#[test]
+fn look_alike_messages_do_not_stop_the_agent() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    for (i, message) in
+        ["don't stop until the tests pass", "stop the nginx server", "不要停", "the bus stop moved"].iter().enumerate()
+    {
+        said(&w, &env, message, T0 + i as u64 * 10);
+        let v = bash(&w, &env, "ls", T0 + i as u64 * 10 + 1);
+        assert_eq!(decided(&v), (Decision::Allow, crate::tools::rules::ALLOW), "{message}");
+    }
+}
+
+#[test]
+fn chinese_stop_refuses_the_next_call() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    said(&w, &env, "别做了！", T0);
+    assert_eq!(decided(&bash(&w, &env, "ls", T0 + 1)), (Decision::Deny, USER_STOP));
+}
+
+#[test]
+fn the_call_past_the_loop_bound_asks_and_the_bound_itself_passes() {
+    let w = warden(json!({ "maxCallsPerMessage": 3 }));
+    let env = Env::new();
+    said(&w, &env, "fix the build", T0);
+    for i in 1..=3 {
+        let v = bash(&w, &env, &format!("echo {i}"), T0 + i);
+        assert_eq!(decided(&v), (Decision::Allow, crate::tools::rules::ALLOW), "call {i}");
+    }
+    let v = bash(&w, &env, "echo 4", T0 + 4);
+    assert_eq!(decided(&v), (Decision::Ask, TOOL_LOOP));
+    assert!(v.approval_key.is_some());
+    said(&w, &env, "go on", T0 + 5);
+    assert_eq!(decided(&bash(&w, &env, "echo 5", T0 + 6)), (Decision::Allow, crate::tools::rules::ALLOW));
+}
+
+#[test]
+fn a_loop_bound_of_zero_turns_the_rule_off() {
+    let w = warden(json!({ "maxCallsPerMessage": 0 }));
+    let env = Env::new();
+    said(&w, &env, "fix the build", T0);
+    for i in 1..=50 {
+        assert_eq!(bash(&w, &env, "echo x", T0 + i).rule, crate::tools::rules::ALLOW);
+    }
+}
+
+#[test]
+fn an_approved_loop_ask_is_remembered_for_that_call() {
+    let w = warden(json!({ "maxCallsPerMessage": 1 }));
+    let env = Env::new();
+    said(&w, &env, "fix the build", T0);
+    bash(&w, &env, "echo 1", T0 + 1);
+    let v = bash(&w, &env, "make", T0 + 2);
+    assert_eq!(decided(&v), (Decision::Ask, TOOL_LOOP));
+    let approval = Approval {
+        key: v.approval_key.clone().expect("key"),
+        allow: true,
+        scope: Scope::Session,
+        session_id: Some("s1".into()),
+        call_id: None,
+        now_ms: T0 + 3,
+        idempotency_key: None,
+    };
+    w.record_approval(&env.ports(), &approval).expect("recorded");
+    assert_eq!(decided(&bash(&w, &env, "make", T0 + 4)), (Decision::Allow, crate::tools::rules::MEMORY_ALLOW));
+    assert_eq!(decided(&bash(&w, &env, "make test", T0 + 5)), (Decision::Ask, TOOL_LOOP));
+}
+
+#[test]
+fn after_a_failure_the_next_call_that_is_not_a_read_asks_once() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    said(&w, &env, "deploy the site", T0);
+    failed(&w, &env, T0 + 1);
+    let read = tool(&w, &env, "Read", json!({ "file_path": "/ws/log.txt" }), T0 + 2);
+    assert_eq!(decided(&read), (Decision::Allow, crate::tools::rules::ALLOW), "reads pass");
+    assert_eq!(decided(&bash(&w, &env, "make deploy", T0 + 3)), (Decision::Ask, AFTER_ERROR));
+    assert_eq!(decided(&bash(&w, &env, "make deploy", T0 + 4)), (Decision::Allow, crate::tools::rules::ALLOW));
+}
+
+#[test]
+fn a_success_report_sets_no_failure_and_a_new_message_clears_one() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    said(&w, &env, "deploy", T0);
+    failed(&w, &env, T0 + 1);
+    said(&w, &env, "try again", T0 + 2);
+    assert_eq!(decided(&bash(&w, &env, "make deploy", T0 + 3)), (Decision::Allow, crate::tools::rules::ALLOW));
+}
+
+#[test]
+fn a_confirm_kind_asks_until_the_persons_latest_message_confirms() {
+    let w = warden(json!({ "confirmKinds": ["write"] }));
+    let env = Env::new();
+    let write = json!({ "file_path": "/ws/a.txt", "content": "x" });
+    said(&w, &env, "draft the file", T0);
+    assert_eq!(decided(&tool(&w, &env, "Write", write.clone(), T0 + 1)), (Decision::Ask, CONFIRMATION_REQUIRED));
+    said(&w, &env, "yes, but not in that folder", T0 + 2);
+    assert_eq!(decided(&tool(&w, &env, "Write", write.clone(), T0 + 3)), (Decision::Ask, CONFIRMATION_REQUIRED));
+    said(&w, &env, "yes, go ahead", T0 + 4);
+    assert_eq!(decided(&tool(&w, &env, "Write", write, T0 + 5)), (Decision::Allow, crate::tools::rules::ALLOW));
+    assert_eq!(
+        decided(&bash(&w, &env, "ls", T0 + 6)),
+        (Decision::Allow, crate::tools::rules::ALLOW),
+        "other kinds pass"
+    );
+}
+
+#[test]
+fn observe_mode_reports_the_rule_as_a_signal_and_allows() {
+    let w = warden(json!({ "mode": "observe" }));
+    let env = Env::new();
+    said(&w, &env, "stop", T0);
+    let v = bash(&w, &env, "ls", T0 + 1);
+    assert_eq!(decided(&v), (Decision::Allow, crate::tools::rules::ALLOW));
+    let s = v.signals.iter().find(|s| s.name == USER_STOP).expect("signal");
+    assert!(s.detail.starts_with("observed: deny"), "{}", s.detail);
+}
+
+#[test]
+fn an_idle_session_forgets_its_stop() {
+    let w = warden(json!({ "idleMinutes": 10 }));
+    let env = Env::new();
+    said(&w, &env, "stop", T0);
+    assert_eq!(bash(&w, &env, "ls", T0 + 10 * MINUTE).rule, USER_STOP, "at the bound it still holds");
+    assert_eq!(bash(&w, &env, "ls", T0 + 20 * MINUTE + 2).rule, crate::tools::rules::ALLOW, "past it, forgotten");
+}
+
+#[test]
+fn automation_and_peer_turns_do_not_reset_or_stop() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    said(&w, &env, "stop", T0);
+    let turn = Turn {
+        run_id: None,
+        session_id: Some("s1".into()),
+        now_ms: T0 + 1,
+        identity: Identity::default(),
+        trigger: Trigger::Peer,
+        message: "all good, continue".into(),
+        context: ChannelContext::default(),
+        history: Vec::new(),
+        queue_mode: None,
+        hook_timeout_ms: None,
+    };
+    w.check_turn(&env.ports(), &turn);
+    assert_eq!(bash(&w, &env, "ls", T0 + 2).rule, USER_STOP, "a peer cannot lift a person's stop");
+}
+
+#[test]
+fn a_session_of_two_hundred_calls_keeps_one_record_of_fixed_size() {
+    let w = warden(json!({ "maxCallsPerMessage": 0 }));
+    let env = Env::new();
+    said(&w, &env, "refactor the module", T0);
+    let size = |env: &Env| {
+        env.storage.dump().iter().filter(|(ns, _, _)| ns == NAMESPACE).map(|(_, _, v)| v.len()).sum::<usize>()
+    };
+    bash(&w, &env, "echo 0", T0 + 1);
+    let first = size(&env);
+    for i in 1..200 {
+        bash(&w, &env, &format!("echo {i}"), T0 + 1 + i);
+    }
+    let records = env.storage.dump().iter().filter(|(ns, _, _)| ns == NAMESPACE).count();
+    assert_eq!(records, 1);
+    assert!(size(&env) <= first + 4, "{} vs {first}", size(&env));
+}
+
+#[test]
+fn no_message_text_is_stored() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    said(&w, &env, "stop reading /home/alice/secret-plans.txt now", T0);
+    for (_, _, value) in env.storage.dump() {
+        let text = String::from_utf8_lossy(&value);
+        assert!(!text.contains("alice") && !text.contains("secret"), "{text}");
+    }
+}
+
+#[test]
+fn a_call_whose_context_cannot_be_read_is_refused() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    said(&w, &env, "list files", T0);
+    env.storage.fail_with(crate::ports::StorageError::Unavailable("down".into()));
+    let v = bash(&w, &env, "ls", T0 + 1);
+    assert_eq!(decided(&v), (Decision::Deny, crate::tools::rules::STORAGE_UNAVAILABLE));
+}
+
+#[test]
+fn a_stop_that_cannot_be_recorded_leaves_the_turn_unchanged_with_a_signal() {
+    let w = warden(json!({}));
+    let env = Env::new();
+    env.storage.fail_with(crate::ports::StorageError::Unavailable("down".into()));
+    let turn = Turn {
+        run_id: None,
+        session_id: Some("s1".into()),
+        now_ms: T0,
+        identity: Identity::default(),
+        trigger: Trigger::User,
+        message: "stop".into(),
+        context: ChannelContext::default(),
+        history: Vec::new(),
+        queue_mode: None,
+        hook_timeout_ms: None,
+    };
+    let outcome = w.check_turn(&env.ports(), &turn);
+    assert!(outcome.proceed);
+    assert!(outcome.signals.iter().any(|s| s.name == STORAGE_UNAVAILABLE));
+    let r = ToolResult {
+        tool_name: "Bash".into(),
+        call_id: None,
+        run_id: None,
+        session_id: Some("s1".into()),
+        now_ms: T0,
+        identity: Identity::default(),
+        content: String::new(),
+        is_error: true,
+    };
+    assert!(matches!(w.observe_tool_result(&env.ports(), &r), Err(PolicyError::Storage(_))));
+}
+
+#[test]
+fn without_the_section_no_context_is_read_or_written() {
+    let w = Warden::configure("{}").expect("ok");
+    let env = Env::new();
+    said(&w, &env, "stop", T0);
+    let before = env.storage.calls();
+    let v = bash(&w, &env, "ls", T0 + 1);
+    assert_ne!(v.rule, USER_STOP);
+    assert!(env.storage.dump().iter().all(|(ns, _, _)| ns != NAMESPACE));
+    let _ = before;
+}
+
+#[test]
+fn bad_settings_are_refused_with_the_field_and_what_is_allowed() {
+    let e = Warden::configure(&json!({ "context": { "maxCallsPerMessage": 10001, "confirmKinds": ["mail"], "idleMinutes": 0, "stopp": true } }).to_string())
+        .expect_err("invalid");
+    let text: Vec<String> = e.iter().map(|e| format!("{}: {}", e.path, e.message)).collect();
+    for path in ["context.maxCallsPerMessage", "context.confirmKinds[0]", "context.idleMinutes", "context.stopp"] {
+        assert!(text.iter().any(|t| t.starts_with(path)), "{path} in {text:?}");
+    }
+}
