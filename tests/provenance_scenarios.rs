@@ -297,7 +297,15 @@ fn run_task(rt: &warden_host::Runtime, suite: &Suite, task: &Task, start_ms: u64
     let mut started: BTreeSet<String> = BTreeSet::new();
     let mut begin = |session: &str, now_ms: u64, rt: &warden_host::Runtime| {
         if started.insert(session.to_string()) {
-            let start = TurnStart { session_id: session.into(), run_id: None, chat_id: None, label: None, now_ms };
+            let start = TurnStart {
+                session_id: session.into(),
+                run_id: None,
+                chat_id: None,
+                label: None,
+                now_ms,
+                prompt: None,
+                dedicated: false,
+            };
             rt.start_turn(&start).unwrap_or_else(|e| panic!("{session}: start-turn failed: {e:?}"));
         }
     };

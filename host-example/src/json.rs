@@ -451,6 +451,12 @@ pub struct TurnStartJson {
     pub label: Option<String>,
     #[serde(default)]
     pub now_ms: Option<u64>,
+    /// The wake's prompt, queued while an answer is owed.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// One process per chat: the pin is permanent.
+    #[serde(default)]
+    pub dedicated: bool,
 }
 
 impl From<TurnStartJson> for wit::TurnStart {
@@ -461,6 +467,8 @@ impl From<TurnStartJson> for wit::TurnStart {
             chat_id: s.chat_id,
             label: s.label,
             now_ms: s.now_ms.unwrap_or_else(now_ms),
+            prompt: s.prompt,
+            dedicated: s.dedicated,
         }
     }
 }

@@ -217,6 +217,9 @@ class Hooks:
                         "chat_id": chat_id,
                         "label": _none_if_empty(_session_env("HERMES_SESSION_CHAT_NAME")),
                         "now_ms": now_ms(),
+                        # The prompt build is the wake entering the transcript: nothing to queue.
+                        "prompt": None,
+                        "dedicated": os.environ.get("WARDEN_DEDICATED_CHAT", "") == "1",
                     }
                 )
             except Exception as e:

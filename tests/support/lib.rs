@@ -186,6 +186,8 @@ pub fn pin(session: &str, run: &str, chat: &str, label: &str, now_ms: u64) -> Tu
         chat_id: Some(chat.into()),
         label: Some(label.into()),
         now_ms,
+        prompt: None,
+        dedicated: false,
     }
 }
 

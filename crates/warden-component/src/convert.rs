@@ -201,7 +201,15 @@ pub fn outbound_message(m: wit::OutboundMessage) -> core::OutboundMessage {
 }
 
 pub fn turn_start(s: wit::TurnStart) -> core::TurnStart {
-    core::TurnStart { session_id: s.session_id, run_id: s.run_id, chat_id: s.chat_id, label: s.label, now_ms: s.now_ms }
+    core::TurnStart {
+        session_id: s.session_id,
+        run_id: s.run_id,
+        chat_id: s.chat_id,
+        label: s.label,
+        now_ms: s.now_ms,
+        prompt: s.prompt,
+        dedicated: s.dedicated,
+    }
 }
 
 pub fn turn_end(e: wit::TurnEnd) -> core::TurnEnd {

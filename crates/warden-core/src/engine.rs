@@ -277,6 +277,7 @@ impl Warden {
         // After safety, which it never changes: a turn that does not proceed names nothing.
         if outcome.proceed {
             outcome.signals.extend(crate::flow::record_turn(&self.flow(), ports, turn));
+            outcome.signals.extend(pin::queue::enter(&self.config.pin, ports.storage, &self.host.secret, turn));
         }
         // Inbound checks fail open, so an entry that cannot be written changes nothing.
         let _ = self.audit(ports, || crate::audit::Draft::turn(&self.audit_key, turn, &outcome));
@@ -303,7 +304,7 @@ impl Warden {
     /// Starts a turn, pinning its reply when a chat is given.
     pub fn start_turn(&self, ports: &Ports<'_>, start: &TurnStart) -> Result<Option<PinState>, PolicyError> {
         self.flush(ports);
-        pin::start(&self.config.pin, ports.storage, start)
+        pin::start(&self.config.pin, ports.storage, &self.host.secret, start)
     }
 
     /// Settles a turn, clearing its pin and the once-only approvals of its session.

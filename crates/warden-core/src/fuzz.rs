@@ -706,8 +706,15 @@ fn fuzz_turns_pins_and_approvals_on_arbitrary_records() {
             let gone = MemoryStorage::default();
             gone.fail_with(StorageError::Unavailable("fuzz".into()));
             prop_assert!(w.check_turn(&ports(&http, &gone, &log), &turn).proceed);
-            let start =
-                TurnStart { session_id: start_session, run_id: None, chat_id: chat, label, now_ms: 1_700_000_000_000 };
+            let start = TurnStart {
+                session_id: start_session,
+                run_id: None,
+                chat_id: chat,
+                label,
+                now_ms: 1_700_000_000_000,
+                prompt: None,
+                dedicated: false,
+            };
             match w.start_turn(&p, &start) {
                 Ok(_) => prop_assert!(!start.session_id.trim().is_empty()),
                 Err(e) => readable(&e.to_string())?,

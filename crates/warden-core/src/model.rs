@@ -329,6 +329,10 @@ pub struct TurnStart {
     pub chat_id: Option<String>,
     pub label: Option<String>,
     pub now_ms: u64,
+    /// The wake's prompt, for a wake that may arrive while an answer is owed.
+    pub prompt: Option<String>,
+    /// A host that runs one process per chat: the pin is permanent.
+    pub dedicated: bool,
 }
 
 /// Ends a turn.

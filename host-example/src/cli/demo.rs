@@ -102,6 +102,8 @@ impl Script<'_> {
                 chat_id: Some(chat.into()),
                 label: Some(who.into()),
                 now_ms: at(minute),
+                prompt: None,
+                dedicated: false,
             })
             .map_err(|e| Failure::failed(e.to_string()))?;
         let detail = match pin {

@@ -138,6 +138,12 @@ enum Command {
         /// The time, in milliseconds since the Unix epoch [default: now].
         #[arg(long)]
         now_ms: Option<u64>,
+        /// The wake's prompt: queued while an answer is owed, the pin moves when it enters the transcript.
+        #[arg(long)]
+        prompt: Option<String>,
+        /// This process serves only this chat: pin it for good (no TTL, settle leaves it).
+        #[arg(long)]
+        dedicated: bool,
     },
     /// Settle a turn: clear the session's pin.
     Settle {
@@ -557,11 +563,19 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 }
             }
         }
-        Command::Pin { policy, session, chat, label, run, now_ms } => {
+        Command::Pin { policy, session, chat, label, run, now_ms, prompt, dedicated } => {
             clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
-            let start = json::TurnStartJson { session_id: session, run_id: run, chat_id: Some(chat), label, now_ms };
+            let start = json::TurnStartJson {
+                session_id: session,
+                run_id: run,
+                chat_id: Some(chat),
+                label,
+                now_ms,
+                prompt,
+                dedicated,
+            };
             let pin = runtime.start_turn(&start.into()).map_err(call_failure)?;
             print_json(stdout, &pin.as_ref().map(json::PinStateJson::from))
         }

@@ -241,10 +241,10 @@ def far_request_times_are_refused_before_the_component_and_a_replaying_guard_acc
     check(o["proceed"] and o["rule"] == clock.CLOCK_REFUSED_RULE, "a turn in microseconds proceeds unchecked (inbound fails open)")
     check("looks like microseconds" in o["reason"], f"with a hint: {o['reason']}")
     for name, fn in [
-        ("start-turn", lambda: g.start_turn({"session_id": "s1", "run_id": "r1", "chat_id": "c-alice", "label": None, "now_ms": far})),
-        ("settle-turn", lambda: g.settle_turn({"session_id": "s1", "run_id": "r1", "now_ms": far})),
+        ("start-turn", lambda: g.start_turn({"session_id": "s1", "run_id": "r1", "chat_id": "c-alice", "label": None, "now_ms": far, "prompt": None, "dedicated": False})),
+        ("settle-turn", lambda: g.settle_turn({"session_id": "s1", "run_id": "r1", "now_ms": far, "prompt": None, "dedicated": False})),
         ("current-pin", lambda: g.current_pin("s1", far)),
-        ("record-usage", lambda: g.record_usage({"agent_id": None, "session_id": None, "tokens": 5, "now_ms": far})),
+        ("record-usage", lambda: g.record_usage({"agent_id": None, "session_id": None, "tokens": 5, "now_ms": far, "prompt": None, "dedicated": False})),
     ]:
         try:
             fn()
@@ -253,7 +253,7 @@ def far_request_times_are_refused_before_the_component_and_a_replaying_guard_acc
             raised = str(e)
         check(raised.startswith(f"{name}: now_ms: `{far}` is "), f"{name} a day ahead is refused: {raised}")
     check(s.list("pin", "", 10, False) == ([], None), "nothing was pinned")
-    pin = g.start_turn({"session_id": "s1", "run_id": "r1", "chat_id": "c-alice", "label": None, "now_ms": now})
+    pin = g.start_turn({"session_id": "s1", "run_id": "r1", "chat_id": "c-alice", "label": None, "now_ms": now, "prompt": None, "dedicated": False})
     check(pin is not None, "a start-turn at this host's clock pins")
     v = g.check_tool_call(at(tool_call("send", {"chat": "c-bob"}), now))
     check((v["decision"], v["rule"]) == ("deny", "pin.other-chat"), "and the pin holds at this host's clock")
@@ -265,7 +265,7 @@ def far_request_times_are_refused_before_the_component_and_a_replaying_guard_acc
 def pinning_through_the_component_and_sqlite():
     s = db("pin.db")
     g = guard({"pin": {"tools": [{"name": "send", "kind": "chat", "chatParam": "chat"}]}}, storage=s)
-    pin = g.start_turn({"session_id": "s1", "run_id": "r1", "chat_id": "c-alice", "label": "Alice", "now_ms": NOW})
+    pin = g.start_turn({"session_id": "s1", "run_id": "r1", "chat_id": "c-alice", "label": "Alice", "now_ms": NOW, "prompt": None, "dedicated": False})
     check(pin is not None and pin["chat_id"] == "c-alice", "start-turn pins chat c-alice")
     v = g.check_tool_call(tool_call("send", {"chat": "c-bob"}))
     check((v["decision"], v["rule"]) == ("deny", "pin.other-chat"), "writing to another chat: deny by pin.other-chat")
@@ -395,7 +395,7 @@ def sandbox_survives_a_hostile_guest():
 
 def concurrent_calls_use_separate_instances():
     g = guard({"pin": {"tools": [{"name": "send", "kind": "chat", "chatParam": "chat"}]}})
-    g.start_turn({"session_id": "s1", "run_id": None, "chat_id": "c1", "label": None, "now_ms": NOW})
+    g.start_turn({"session_id": "s1", "run_id": None, "chat_id": "c1", "label": None, "now_ms": NOW, "prompt": None, "dedicated": False})
     results = []
 
     def worker(i):

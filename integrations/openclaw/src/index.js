@@ -137,7 +137,7 @@ function register(api) {
     async (event, ctx) => {
       const g = getGuard();
       if (ctx?.sessionKey && ctx?.workspaceDir) workspaces.set(ctx.sessionKey, ctx.workspaceDir);
-      const start = map.turnStart(ctx, now());
+      const start = map.turnStart(ctx, now(), { dedicated: env.WARDEN_DEDICATED_CHAT === "1" });
       if (start?.chatId !== undefined) {
         try {
           await g.call("policy.startTurn", start);

@@ -120,8 +120,12 @@ export function toolCwd(config, agentId, sessionWorkspace, home) {
   );
 }
 
-/** `turn-start` for a prompt build, or undefined when the run has no session. */
-export function turnStart(ctx, nowMs) {
+/**
+ * `turn-start` for a prompt build, or undefined when the run has no session.
+ * The prompt build is the wake entering the transcript, so no prompt is queued;
+ * `dedicated` pins a process that serves one chat for good.
+ */
+export function turnStart(ctx, nowMs, { dedicated = false } = {}) {
   const sessionId = nonEmpty(ctx?.sessionKey);
   if (!sessionId) return undefined;
   const chatId = turnChat(ctx);
@@ -132,6 +136,8 @@ export function turnStart(ctx, nowMs) {
     chatId,
     label: chatId === undefined ? undefined : prov ? `${prov} chat ${chatId}` : `chat ${chatId}`,
     nowMs: BigInt(nowMs),
+    prompt: undefined,
+    dedicated: dedicated === true && chatId !== undefined,
   };
 }
 

@@ -59,7 +59,9 @@ test("a_cli_turn_has_no_identity_and_no_chat_so_no_pin", () => {
 });
 
 test("a_telegram_turn_pins_its_chat_with_a_label", () => {
-  assert.deepEqual(map.turnStart(telegramPromptCtx, 1000), { sessionId: "agent:main:main", runId: "run-1", chatId: "12345", label: "telegram chat 12345", nowMs: 1000n });
+  assert.deepEqual(map.turnStart(telegramPromptCtx, 1000), { sessionId: "agent:main:main", runId: "run-1", chatId: "12345", label: "telegram chat 12345", nowMs: 1000n, prompt: undefined, dedicated: false });
+  assert.equal(map.turnStart(telegramPromptCtx, 1000, { dedicated: true }).dedicated, true, "a one-chat process pins for good");
+  assert.equal(map.turnStart({ sessionKey: "agent:main:main" }, 5, { dedicated: true }).dedicated, false, "no chat, nothing to dedicate to");
   assert.deepEqual(map.turnEnd({ runId: "run-1" }, telegramPromptCtx, 2000), { sessionId: "agent:main:main", runId: "run-1", nowMs: 2000n });
 });
 

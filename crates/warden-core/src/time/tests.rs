@@ -41,8 +41,10 @@ fn pin_at(storage: &MemoryStorage, now_ms: u64) {
         chat_id: Some("19:alice".into()),
         label: Some("Alice".into()),
         now_ms,
+        prompt: None,
+        dedicated: false,
     };
-    assert!(matches!(pin::start(&PinConfig::default(), storage, &start), Ok(Some(_))));
+    assert!(matches!(pin::start(&PinConfig::default(), storage, b"", &start), Ok(Some(_))));
 }
 
 fn send_to_bob(storage: &MemoryStorage, now_ms: u64) -> Option<(Decision, String)> {

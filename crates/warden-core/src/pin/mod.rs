@@ -26,6 +26,10 @@ use crate::store;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod queue;
+#[cfg(test)]
+mod queue_tests;
+
 /// Storage namespace of pins, keyed by session ID.
 pub const NAMESPACE: &str = "pin";
 
@@ -45,6 +49,8 @@ pub const MAX_ID_CHARS: usize = 512;
 pub const MAX_LABEL_CHARS: usize = 256;
 /// Most actions a gated tool may list as not speaking to anyone.
 pub const MAX_ACTIONS: usize = 64;
+/// Most tools `workerForbiddenTools` may list.
+pub const MAX_WORKER_FORBIDDEN: usize = 64;
 
 /// Rules this module decides with.
 pub mod rules {
@@ -62,6 +68,8 @@ pub mod rules {
     pub const STORAGE_UNAVAILABLE: &str = "pin.storage-unavailable";
     /// A gated outgoing call without a session, so no pin can be looked up.
     pub const NO_SESSION: &str = "pin.no-session";
+    /// A dedicated-chat worker calling a tool that changes listen mode or the account for every chat.
+    pub const WORKER_FORBIDDEN: &str = "pin.worker-forbidden";
 }
 
 /// What a gated tool does.
@@ -123,6 +131,10 @@ pub struct PinConfig {
     pub tools: Vec<GatedTool>,
     /// Let gated tool calls without a `sessionId` through unpinned, for a host that never pins; refused otherwise.
     pub allow_missing_session: bool,
+    /// Tools a dedicated-chat worker may not call: they change listen mode or the account for every chat.
+    /// Replaces the defaults when given.
+    #[cfg_attr(feature = "schema", schemars(length(max = MAX_WORKER_FORBIDDEN)))]
+    pub worker_forbidden_tools: Vec<String>,
 }
 
 impl Default for PinConfig {
@@ -133,8 +145,26 @@ impl Default for PinConfig {
             ttl_minutes: DEFAULT_TTL_MINUTES,
             tools: default_tools(),
             allow_missing_session: false,
+            worker_forbidden_tools: default_worker_forbidden(),
         }
     }
+}
+
+/// Tools that switch listen mode or the signed-in account, and so act for every chat.
+pub fn default_worker_forbidden() -> Vec<String> {
+    [
+        "teams_listen",
+        "teams_listen_mode",
+        "teams_set_listen_mode",
+        "teams_stop_listening",
+        "teams_login",
+        "teams_logout",
+        "teams_switch_account",
+        "teams_set_account",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }
 
 fn chat_tool(name: &str, chat_param: &str) -> GatedTool {
@@ -178,7 +208,8 @@ fn is_name(s: &str) -> bool {
 
 impl PinConfig {
     /// Fields of the `pin` section.
-    pub const FIELDS: &'static [&'static str] = &["enabled", "mode", "ttlMinutes", "tools", "allowMissingSession"];
+    pub const FIELDS: &'static [&'static str] =
+        &["enabled", "mode", "ttlMinutes", "tools", "allowMissingSession", "workerForbiddenTools"];
 
     /// Reads the `pin` section; absent means the defaults.
     pub fn read(r: &mut Reader, obj: Option<Obj<'_>>) -> PinConfig {
@@ -195,6 +226,17 @@ impl PinConfig {
             config.tools = tools;
         }
         config.allow_missing_session = r.bool(&obj, "allowMissingSession", false);
+        if let Some(tools) = r.unique_list(
+            &obj,
+            "workerForbiddenTools",
+            MAX_WORKER_FORBIDDEN,
+            |r, n| r.string_value(&n, NAME),
+            "tool name",
+            "",
+            |t| t.clone(),
+        ) {
+            config.worker_forbidden_tools = tools;
+        }
         config
     }
 
@@ -263,6 +305,9 @@ struct StoredPin {
     pinned_at_ms: u64,
     #[serde(default)]
     run_id: Option<String>,
+    /// A dedicated-chat worker's pin: no TTL, settling leaves it.
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    dedicated: bool,
 }
 
 impl StoredPin {
@@ -271,14 +316,14 @@ impl StoredPin {
             chat_id: self.chat_id.clone(),
             label: self.label.clone(),
             pinned_at_ms: self.pinned_at_ms,
-            expires_at_ms: self.pinned_at_ms.saturating_add(config.ttl_ms()),
+            expires_at_ms: if self.dedicated { u64::MAX } else { self.pinned_at_ms.saturating_add(config.ttl_ms()) },
         }
     }
 
     /// Valid up to and including exactly the TTL; a pin dated further ahead
     /// than [`crate::time::MAX_FUTURE_SKEW_MS`] counts as expired.
     fn is_valid(&self, config: &PinConfig, now_ms: u64) -> bool {
-        crate::time::age(self.pinned_at_ms, now_ms).is_some_and(|age| age <= config.ttl_ms())
+        self.dedicated || crate::time::age(self.pinned_at_ms, now_ms).is_some_and(|age| age <= config.ttl_ms())
     }
 }
 
@@ -295,7 +340,17 @@ fn check_id(field: &str, value: &str, max: usize) -> Result<(), PolicyError> {
 
 /// Pins the turn's reply to its chat, or clears the session's pin when the
 /// turn names no chat.
-pub fn start(config: &PinConfig, storage: &dyn Storage, start: &TurnStart) -> Result<Option<PinState>, PolicyError> {
+///
+/// While an answer is owed (a valid pin) a wake that carries its `prompt` is
+/// queued instead and the pin stays; see [`queue`]. A `dedicated` start pins
+/// the session to its chat for good: no TTL, settling leaves it, and no later
+/// start may move or clear it.
+pub fn start(
+    config: &PinConfig,
+    storage: &dyn Storage,
+    secret: &[u8],
+    start: &TurnStart,
+) -> Result<Option<PinState>, PolicyError> {
     check_id("sessionId", &start.session_id, MAX_ID_CHARS)?;
     if let Some(chat) = &start.chat_id {
         check_id("chatId", chat, MAX_ID_CHARS)?;
@@ -303,15 +358,46 @@ pub fn start(config: &PinConfig, storage: &dyn Storage, start: &TurnStart) -> Re
     if let Some(label) = &start.label {
         check_id("label", label, MAX_LABEL_CHARS)?;
     }
-    let Some(chat_id) = start.chat_id.clone().filter(|_| config.enabled) else {
+    if let Some(prompt) = &start.prompt {
+        queue::check_prompt(prompt)?;
+    }
+    if start.dedicated && start.chat_id.is_none() {
+        return Err(PolicyError::InvalidInput(
+            "dedicated: a dedicated-chat worker needs `chatId`, the chat it runs for".into(),
+        ));
+    }
+    if !config.enabled {
+        storage.delete(NAMESPACE, &start.session_id, Condition::Any)?;
+        return Ok(None);
+    }
+    let existing = store::get_json::<StoredPin>(storage, NAMESPACE, &start.session_id)?.map(|(p, _)| p);
+    if let Some(pin) = existing.as_ref().filter(|p| p.dedicated) {
+        if start.chat_id.as_deref() == Some(pin.chat_id.as_str()) {
+            return Ok(Some(pin.state(config)));
+        }
+        return Err(PolicyError::InvalidInput(format!(
+            "chatId: this session is a dedicated-chat worker for `{}`; its pin cannot be moved or cleared, got `{}`",
+            crate::config::reader::shorten(&pin.chat_id),
+            crate::config::reader::shorten(start.chat_id.as_deref().unwrap_or("none"))
+        )));
+    }
+    let Some(chat_id) = start.chat_id.clone() else {
         storage.delete(NAMESPACE, &start.session_id, Condition::Any)?;
         return Ok(None);
     };
+    if !start.dedicated
+        && let (Some(prompt), Some(pin)) =
+            (&start.prompt, existing.as_ref().filter(|p| p.is_valid(config, start.now_ms)))
+    {
+        queue::enqueue(config, storage, secret, start, &chat_id, prompt)?;
+        return Ok(Some(pin.state(config)));
+    }
     let pin = StoredPin {
         label: start.label.clone().unwrap_or_else(|| chat_id.clone()),
         chat_id,
         pinned_at_ms: start.now_ms,
         run_id: start.run_id.clone(),
+        dedicated: start.dedicated,
     };
     store::put_json(storage, NAMESPACE, &start.session_id, &pin, Condition::Any)?;
     Ok(Some(pin.state(config)))
@@ -323,6 +409,9 @@ pub fn settle(storage: &dyn Storage, end: &TurnEnd) -> Result<(), PolicyError> {
     let Some((pin, version)) = store::get_json::<StoredPin>(storage, NAMESPACE, &end.session_id)? else {
         return Ok(());
     };
+    if pin.dedicated {
+        return Ok(());
+    }
     let other_run = matches!((&pin.run_id, &end.run_id), (Some(pinned), Some(ending)) if pinned != ending);
     if other_run {
         return Ok(());
@@ -353,6 +442,9 @@ pub fn current(
 pub fn check(config: &PinConfig, storage: &dyn Storage, call: &ToolCall, args: Option<&Value>) -> Option<Verdict> {
     if !config.enabled {
         return None;
+    }
+    if config.worker_forbidden_tools.iter().any(|t| t == &call.tool_name) {
+        return worker_forbidden(config, storage, call);
     }
     let tool = config.gated(&call.tool_name)?;
     if let Some(action_param) = &tool.action_param {
@@ -388,6 +480,32 @@ pub fn check(config: &PinConfig, storage: &dyn Storage, call: &ToolCall, args: O
     };
     let (pin, _) = pin.filter(|(p, _)| p.is_valid(config, call.now_ms))?;
     Some(judge(tool, &pin, args))
+}
+
+/// A listen-mode or account tool: refused while the session is a dedicated-chat worker.
+fn worker_forbidden(config: &PinConfig, storage: &dyn Storage, call: &ToolCall) -> Option<Verdict> {
+    let session = call.session_id.as_deref().filter(|s| !s.trim().is_empty())?;
+    match store::get_json::<StoredPin>(storage, NAMESPACE, session) {
+        Ok(Some((pin, _))) if pin.dedicated && pin.is_valid(config, call.now_ms) => Some(Verdict::deny(
+            rules::WORKER_FORBIDDEN,
+            format!(
+                "This process answers only \"{}\", and `{}` would change listen mode or the account for every \
+                 chat, so a dedicated-chat worker may not call it.",
+                pin.label,
+                crate::config::reader::shorten(&call.tool_name)
+            ),
+            Risk::High,
+        )),
+        Ok(_) => None,
+        Err(e) => Some(Verdict::deny(
+            rules::STORAGE_UNAVAILABLE,
+            format!(
+                "The reply pin of this session could not be read ({e}), so a tool that changes listen mode or the \
+                 account is refused to be safe."
+            ),
+            Risk::High,
+        )),
+    }
 }
 
 fn refusal(label: &str, what: &str) -> String {
@@ -447,12 +565,15 @@ mod tests {
         let started = start(
             &config,
             storage,
+            b"secret",
             &TurnStart {
                 session_id: "s1".into(),
                 run_id: Some("r1".into()),
                 chat_id: Some("19:alice".into()),
                 label: Some("Alice".into()),
                 now_ms: T0,
+                prompt: None,
+                dedicated: false,
             },
         );
         assert!(matches!(started, Ok(Some(_))));
@@ -643,16 +764,25 @@ mod tests {
     fn start_turn_rejects_blank_and_oversized_ids() {
         let storage = MemoryStorage::default();
         let config = PinConfig::default();
-        let mut s =
-            TurnStart { session_id: " ".into(), run_id: None, chat_id: Some("c".into()), label: None, now_ms: T0 };
+        let mut s = TurnStart {
+            session_id: " ".into(),
+            run_id: None,
+            chat_id: Some("c".into()),
+            label: None,
+            now_ms: T0,
+            prompt: None,
+            dedicated: false,
+        };
         assert!(
-            matches!(start(&config, &storage, &s), Err(PolicyError::InvalidInput(m)) if m.starts_with("sessionId"))
+            matches!(start(&config, &storage, b"secret", &s), Err(PolicyError::InvalidInput(m)) if m.starts_with("sessionId"))
         );
         s.session_id = "s".into();
         s.chat_id = Some("c".repeat(MAX_ID_CHARS + 1));
-        assert!(matches!(start(&config, &storage, &s), Err(PolicyError::InvalidInput(m)) if m.starts_with("chatId")));
+        assert!(
+            matches!(start(&config, &storage, b"secret", &s), Err(PolicyError::InvalidInput(m)) if m.starts_with("chatId"))
+        );
         s.chat_id = Some("c".repeat(MAX_ID_CHARS));
-        assert!(matches!(start(&config, &storage, &s), Ok(Some(_))));
+        assert!(matches!(start(&config, &storage, b"secret", &s), Ok(Some(_))));
         assert_eq!(storage.len(), 1);
     }
 }
