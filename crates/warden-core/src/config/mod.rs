@@ -15,7 +15,7 @@ use crate::gate::GateConfig;
 use crate::pin::PinConfig;
 use crate::prelude::*;
 use crate::safety::SafetyConfig;
-use crate::session::ContextConfig;
+use crate::session::{ContextConfig, DriftConfig};
 use crate::tools::ToolsConfig;
 use destinations::{Destination, MAX_DESTINATIONS};
 use reader::{ConfigError, Node, Reader};
@@ -26,7 +26,7 @@ pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
 const TOP_LEVEL: &[&str] =
-    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "context"];
+    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "context", "drift"];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -58,6 +58,9 @@ pub struct Config {
     /// The tool call judged in its turn: a person's stop, long runs without them, failed steps, confirmations.
     #[serde(skip_serializing_if = "ContextConfig::is_absent")]
     pub context: ContextConfig,
+    /// Tool calls compared with what the person first asked for in the session.
+    #[serde(skip_serializing_if = "DriftConfig::is_absent")]
+    pub drift: DriftConfig,
 }
 
 impl Config {
@@ -107,10 +110,12 @@ impl Config {
         let flow = FlowConfig::read(&mut r, section);
         let section = r.section(&obj, "context", ContextConfig::FIELDS);
         let context = ContextConfig::read(&mut r, section);
+        let section = r.section(&obj, "drift", DriftConfig::FIELDS);
+        let drift = DriftConfig::read(&mut r, section);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, context })
+        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, context, drift })
     }
 
     /// Digest of everything that can change a decision: remembered approvals
