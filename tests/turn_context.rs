@@ -162,3 +162,26 @@ fn a_bad_context_setting_is_refused_naming_the_field() {
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("context.maxCallsPerMessage"), "{}", out.stderr);
 }
+
+#[test]
+fn a_sort_function_task_that_reads_the_ssh_key_asks_for_drift_across_processes() {
+    let s = Setup::new(&json!({"tools": {"askKinds": [], "protectedPaths": []}, "drift": {}}));
+    s.said("write a sort function in sort.py");
+    assert_eq!(s.tool("Read", json!({"file_path": "/work/sort.py"})), pair("allow", "tools.allow"));
+    assert_eq!(s.tool("Read", json!({"file_path": "/home/u/.ssh/id_rsa"})), pair("ask", "drift.sensitive-target"));
+}
+
+#[test]
+fn a_long_refactor_through_the_binary_is_not_drift() {
+    let s = Setup::new(&json!({"tools": {"askKinds": [], "protectedPaths": []}, "drift": {}}));
+    s.said("refactor the storage layer into smaller modules and run the tests");
+    for i in 0..12 {
+        let file = format!("/work/src/module{}.rs", i % 4);
+        let got = match i % 3 {
+            0 => s.tool("Read", json!({"file_path": file})),
+            1 => s.tool("Edit", json!({"file_path": file, "old_string": "a", "new_string": "b"})),
+            _ => s.bash("cargo test --release"),
+        };
+        assert_eq!(got, pair("allow", "tools.allow"), "call {i}");
+    }
+}

@@ -111,6 +111,7 @@ impl Warden {
             self.config.dlp.status(),
             self.config.flow.status(),
             self.config.context.status(),
+            self.config.drift.status(),
         ];
         if self.config.audit.enabled {
             checks.push(self.config.audit.status());
@@ -239,10 +240,17 @@ impl Warden {
         }
         let kind = self.config.tools.classify(&call.tool_name).map_or(tools::taxonomy::Kind::Other, |e| e.kind);
         let decision_of = |rule: &str| self.config.tools.rule(rule).decision.decision().as_str();
-        let context = match crate::session::before_call(&self.config.context, ports, call, kind, &decision_of) {
+        let mut context = match crate::session::before_call(&self.config.context, ports, call, kind, &decision_of) {
             Ok(pre) => pre,
             Err(e) => return tools::storage_failure(&e).under(self.config.tools.mode),
         };
+        match crate::session::drift::before_call(&self.config.drift, ports, call, kind) {
+            Ok(d) => {
+                context.asks.extend(d.ask);
+                context.signals.extend(d.signals);
+            }
+            Err(e) => return tools::storage_failure(&e).under(self.config.tools.mode),
+        }
         let judged = tools::judge(
             &self.config.tools,
             &self.tools_version,
@@ -274,6 +282,7 @@ impl Warden {
         let mut outcome = safety::check(&self.config.safety, ports, turn, self.config.debug);
         // Whatever safety decided: a person who asks to stop has asked.
         outcome.signals.extend(crate::session::on_turn(&self.config.context, ports, turn));
+        outcome.signals.extend(crate::session::drift::on_turn(&self.config.drift, ports, turn));
         // After safety, which it never changes: a turn that does not proceed names nothing.
         if outcome.proceed {
             outcome.signals.extend(crate::flow::record_turn(&self.flow(), ports, turn));

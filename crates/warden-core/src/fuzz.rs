@@ -479,7 +479,7 @@ fn fuzz_configure_on_arbitrary_and_mutated_documents() {
             (Ok(a), Ok(b)) => {
                 prop_assert_eq!(a.policy_version(), b.policy_version());
                 let report = a.report();
-                prop_assert_eq!(report.checks.len(), 7);
+                prop_assert_eq!(report.checks.len(), 8);
             }
             (Err(a), Err(b)) => {
                 prop_assert!(!a.is_empty(), "refused without an error");

@@ -16,7 +16,7 @@ use crate::gate::GateConfig;
 use crate::pin::PinConfig;
 use crate::prelude::*;
 use crate::safety::SafetyConfig;
-use crate::session::ContextConfig;
+use crate::session::{ContextConfig, DriftConfig};
 use crate::tools::ToolsConfig;
 use destinations::{Destination, MAX_DESTINATIONS};
 use reader::{ConfigError, Node, Reader};
@@ -27,7 +27,7 @@ pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
 const TOP_LEVEL: &[&str] =
-    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "context", "audit"];
+    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "context", "drift", "audit"];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -62,6 +62,9 @@ pub struct Config {
     /// The tool call judged in its turn: a person's stop, long runs without them, failed steps, confirmations.
     #[serde(skip_serializing_if = "ContextConfig::is_absent")]
     pub context: ContextConfig,
+    /// Tool calls compared with what the person first asked for in the session.
+    #[serde(skip_serializing_if = "DriftConfig::is_absent")]
+    pub drift: DriftConfig,
 }
 
 impl Config {
@@ -111,12 +114,14 @@ impl Config {
         let flow = FlowConfig::read(&mut r, section);
         let section = r.section(&obj, "context", ContextConfig::FIELDS);
         let context = ContextConfig::read(&mut r, section);
+        let section = r.section(&obj, "drift", DriftConfig::FIELDS);
+        let drift = DriftConfig::read(&mut r, section);
         let section = r.section(&obj, "audit", AuditConfig::FIELDS);
         let audit = AuditConfig::read(&mut r, section);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, context, audit })
+        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, context, drift, audit })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

@@ -32,11 +32,13 @@
 //! host. Calls without a session have no context and are not judged by it.
 
 pub mod config;
+pub mod drift;
 #[cfg(test)]
 mod tests;
 pub mod words;
 
 pub use config::ContextConfig;
+pub use drift::DriftConfig;
 
 use crate::model::{Mode, Signal, ToolCall, ToolResult, Trigger, Turn};
 use crate::ports::{Condition, Ports, StorageError};

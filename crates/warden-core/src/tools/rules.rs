@@ -156,4 +156,7 @@ pub const RULES: &[RuleInfo] = &[
     rule(crate::session::TOOL_LOOP, D::Ask, R::Medium, S::Session),
     rule(crate::session::AFTER_ERROR, D::Ask, R::Medium, S::Once),
     rule(crate::session::CONFIRMATION_REQUIRED, D::Ask, R::Medium, S::Once),
+    rule(crate::session::drift::SENSITIVE_TARGET, D::Ask, R::High, S::Once),
+    rule(crate::session::drift::VERB_MISMATCH, D::Ask, R::Medium, S::Once),
+    rule(crate::session::drift::TOPIC_DIVERGENCE, D::Ask, R::Medium, S::Once),
 ];
