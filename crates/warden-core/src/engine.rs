@@ -176,6 +176,15 @@ impl Warden {
         crate::audit::export(ports.storage, after, limit)
     }
 
+    /// The key drift hashes topic words under; derived only when drift is on.
+    fn topic_key(&self) -> crate::session::drift::TopicKey {
+        if self.config.drift.enabled {
+            crate::session::drift::TopicKey::derive(&self.host.secret)
+        } else {
+            crate::session::drift::TopicKey::default()
+        }
+    }
+
     fn flow(&self) -> crate::flow::Flow<'_> {
         crate::flow::Flow {
             config: &self.config.flow,
@@ -244,7 +253,7 @@ impl Warden {
             Ok(pre) => pre,
             Err(e) => return tools::storage_failure(&e).under(self.config.tools.mode),
         };
-        match crate::session::drift::before_call(&self.config.drift, ports, call, kind) {
+        match crate::session::drift::before_call(&self.config.drift, &self.topic_key(), ports, call, kind) {
             Ok(d) => {
                 context.asks.extend(d.ask);
                 context.signals.extend(d.signals);
@@ -282,7 +291,7 @@ impl Warden {
         let mut outcome = safety::check(&self.config.safety, ports, turn, self.config.debug);
         // Whatever safety decided: a person who asks to stop has asked.
         outcome.signals.extend(crate::session::on_turn(&self.config.context, ports, turn));
-        outcome.signals.extend(crate::session::drift::on_turn(&self.config.drift, ports, turn));
+        outcome.signals.extend(crate::session::drift::on_turn(&self.config.drift, &self.topic_key(), ports, turn));
         // After safety, which it never changes: a turn that does not proceed names nothing.
         if outcome.proceed {
             outcome.signals.extend(crate::flow::record_turn(&self.flow(), ports, turn));

@@ -309,14 +309,40 @@ pub struct State {
     pub chain: Vec<u8>,
 }
 
-fn hash(word: &str) -> u32 {
-    // FNV-1a: the words are compared, never read back.
-    let mut h: u32 = 0x811c_9dc5;
-    for b in word.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
+/// The key topic words are hashed under, derived from the host's approval
+/// secret: someone who reads the storage but not the secret cannot test a
+/// dictionary of words against the stored hashes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TopicKey(u64, u64);
+
+impl TopicKey {
+    /// The key under `secret`.
+    pub fn derive(secret: &[u8]) -> TopicKey {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        h.update(b"warden drift topics\n");
+        h.update(secret);
+        let d = h.finalize();
+        let half = |i: usize| {
+            let mut b = [0u8; 8];
+            if let Some(part) = d.get(i..i + 8) {
+                b.copy_from_slice(part);
+            }
+            u64::from_le_bytes(b)
+        };
+        TopicKey(half(0), half(8))
     }
-    h
+}
+
+fn hash(key: &TopicKey, word: &str) -> u32 {
+    // SipHash-2-4, a keyed function made for short inputs; the words are
+    // compared, never read back. Only its core implementation is at hand in
+    // `no_std`, where it is marked deprecated in favour of std's hasher.
+    #[expect(deprecated, reason = "core's SipHasher is the keyed SipHash-2-4 available without std")]
+    let mut h = core::hash::SipHasher::new_with_keys(key.0, key.1);
+    core::hash::Hasher::write(&mut h, word.as_bytes());
+    let v = core::hash::Hasher::finish(&h);
+    u32::try_from(v & u64::from(u32::MAX)).unwrap_or_default()
 }
 
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -324,7 +350,7 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// The intent of a person's message.
-pub fn intent(message: &str) -> State {
+pub fn intent(key: &TopicKey, message: &str) -> State {
     let mut s = State { format: FORMAT, ..State::default() };
     let all_named: Vec<&str> = TARGETS.iter().flat_map(|t| t.named_by.iter().copied()).collect();
     for w in words(message) {
@@ -332,11 +358,11 @@ pub fn intent(message: &str) -> State {
         if let Some((_, v)) = VERBS.iter().find(|(name, _)| *name == w || *name == stem) {
             s.verbs |= v;
         }
-        if all_named.contains(&w.as_str()) && !s.named.contains(&hash(&w)) && s.named.len() < MAX_INTENT_TOPICS {
-            s.named.push(hash(&w));
+        if all_named.contains(&w.as_str()) && !s.named.contains(&hash(key, &w)) && s.named.len() < MAX_INTENT_TOPICS {
+            s.named.push(hash(key, &w));
         }
         if w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str()) {
-            let h = hash(&w);
+            let h = hash(key, &w);
             if !s.topics.contains(&h) && s.topics.len() < MAX_INTENT_TOPICS {
                 s.topics.push(h);
             }
@@ -345,20 +371,20 @@ pub fn intent(message: &str) -> State {
     s
 }
 
-fn key(session: &str) -> String {
+fn record_key(session: &str) -> String {
     super::key(session)
 }
 
 /// Records the intent from the person's first message of the session.
-pub fn on_turn(config: &DriftConfig, ports: &Ports<'_>, turn: &Turn) -> Vec<Signal> {
+pub fn on_turn(config: &DriftConfig, key: &TopicKey, ports: &Ports<'_>, turn: &Turn) -> Vec<Signal> {
     if !config.enabled || turn.trigger != Trigger::User {
         return Vec::new();
     }
     let Some(session) = turn.session_id.as_deref().filter(|s| !s.is_empty()) else {
         return Vec::new();
     };
-    let fresh = intent(&turn.message);
-    match crate::store::put_json(ports.storage, NAMESPACE, &key(session), &fresh, Condition::Absent) {
+    let fresh = intent(key, &turn.message);
+    match crate::store::put_json(ports.storage, NAMESPACE, &record_key(session), &fresh, Condition::Absent) {
         Ok(_) | Err(StorageError::Conflict) => Vec::new(),
         Err(e) => vec![Signal::new(
             super::STORAGE_UNAVAILABLE,
@@ -385,6 +411,7 @@ fn kind_index(kind: Kind) -> u8 {
 /// Scores a call against the session's intent and adds it to the chain.
 pub fn before_call(
     config: &DriftConfig,
+    key: &TopicKey,
     ports: &Ports<'_>,
     call: &ToolCall,
     kind: Kind,
@@ -401,9 +428,9 @@ pub fn before_call(
     let cut = args.char_indices().nth(MAX_SCANNED_CHARS).map_or(args.len(), |(i, _)| i);
     text.push_str(&args.get(..cut).unwrap_or_default().to_lowercase().replace("\\/", "/"));
     let mut seen = None;
-    crate::store::update_json::<State>(ports.storage, NAMESPACE, &key(session), |current| {
+    crate::store::update_json::<State>(ports.storage, NAMESPACE, &record_key(session), |current| {
         let mut s = current.filter(|s| s.format == FORMAT)?;
-        let on_topic = words(&text).any(|w| s.topics.contains(&hash(&w)));
+        let on_topic = words(&text).any(|w| s.topics.contains(&hash(key, &w)));
         seen = Some(s.clone());
         if s.chain.len() >= MAX_CHAIN {
             s.chain.remove(0);
@@ -415,15 +442,15 @@ pub fn before_call(
         // No intent yet: nothing to compare with.
         return Ok(Report::default());
     };
-    Ok(score(config, &intent, &text, kind))
+    Ok(score(config, key, &intent, &text, kind))
 }
 
-fn score(config: &DriftConfig, intent: &State, text: &str, kind: Kind) -> Report {
+fn score(config: &DriftConfig, key: &TopicKey, intent: &State, text: &str, kind: Kind) -> Report {
     let mut parts: Vec<(&'static str, u64, String)> = Vec::new();
     let targets: Vec<&str> = TARGETS
         .iter()
         .filter(|t| t.marks.iter().any(|m| text.contains(m)))
-        .filter(|t| !t.named_by.iter().any(|w| intent.named.contains(&hash(w))))
+        .filter(|t| !t.named_by.iter().any(|w| intent.named.contains(&hash(key, w))))
         .map(|t| t.category)
         .collect();
     if !targets.is_empty() {

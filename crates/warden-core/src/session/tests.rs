@@ -533,7 +533,7 @@ fn the_drift_chain_stays_bounded_over_two_hundred_calls_and_holds_no_text() {
     let state: drift::State = serde_json::from_slice(&records[0].2).expect("record");
     assert_eq!(state.chain.len(), drift::MAX_CHAIN);
     assert!(!String::from_utf8_lossy(&records[0].2).contains("secret"));
-    let long = drift::intent(&(0..100).map(|i| format!("word{i} ")).collect::<String>());
+    let long = drift::intent(&drift::TopicKey::default(), &(0..100).map(|i| format!("word{i} ")).collect::<String>());
     assert_eq!(long.topics.len(), drift::MAX_INTENT_TOPICS);
 }
 
@@ -572,4 +572,15 @@ fn bad_drift_settings_are_refused_with_the_field() {
         assert!(errors.iter().any(|e| e.path.starts_with(field)), "{bad}: {errors:?}");
     }
     assert!(Warden::configure(&json!({ "drift": { "threshold": 100 } }).to_string()).is_ok());
+}
+
+#[test]
+fn topic_hashes_are_keyed_by_the_hosts_secret() {
+    let a = drift::TopicKey::derive(&[7; crate::host::MIN_SECRET_BYTES]);
+    let b = drift::TopicKey::derive(&[8; crate::host::MIN_SECRET_BYTES]);
+    let message = "refactor the invoice parser";
+    let (under_a, under_b) = (drift::intent(&a, message), drift::intent(&b, message));
+    assert!(!under_a.topics.is_empty());
+    assert_eq!(under_a.topics, drift::intent(&a, message).topics, "one key, one hash per word");
+    assert!(under_a.topics.iter().all(|h| !under_b.topics.contains(h)), "another secret, other hashes");
 }
