@@ -6,39 +6,25 @@
 //! tool-result`; every decision asserts its rule.
 
 use serde_json::{Value, json};
-use std::path::PathBuf;
-use warden_tests::TempDb;
-use warden_tests::binary::run_warden;
+use warden_tests::setup::Setup;
 
-struct Setup {
-    db: TempDb,
-    config: PathBuf,
+/// The session's person, calls and results, through the binary.
+trait Session {
+    fn said(&self, message: &str);
+    fn tool(&self, tool: &str, arguments: Value) -> (String, String);
+    fn bash(&self, command: &str) -> (String, String);
 }
 
-impl Setup {
-    fn new(config: &Value) -> Setup {
-        let db = TempDb::new();
-        let path = db.dir.path().join("warden.json");
-        std::fs::write(&path, config.to_string()).expect("config");
-        Setup { db, config: path }
-    }
-
-    fn warden(&self, command: &[&str], stdin: &str) -> warden_tests::CliOutput {
-        let (config, db) = (self.config.display().to_string(), self.db.path().display().to_string());
-        let mut args: Vec<&str> = command.to_vec();
-        args.extend(["--config", &config, "--db", &db]);
-        run_warden(&args, stdin)
-    }
-
+impl Session for Setup {
     fn said(&self, message: &str) {
         let turn = json!({"message": message, "sessionId": "s1", "trigger": "user"});
-        let out = self.warden(&["check", "turn"], &turn.to_string());
+        let out = self.run(&["check", "turn"], &turn.to_string());
         assert_eq!(out.code, 0, "{}", out.stderr);
     }
 
     fn tool(&self, tool: &str, arguments: Value) -> (String, String) {
         let call = json!({"toolName": tool, "arguments": arguments, "sessionId": "s1", "cwd": "/work"});
-        let out = self.warden(&["check", "tool"], &call.to_string());
+        let out = self.run(&["check", "tool"], &call.to_string());
         let v: Value =
             serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {} {}", out.stdout, out.stderr));
         (v["decision"].as_str().unwrap_or_default().into(), v["rule"].as_str().unwrap_or_default().into())
@@ -96,7 +82,7 @@ fn a_reported_failure_makes_the_next_call_that_is_not_a_read_ask() {
     let s = Setup::new(&config(json!({})));
     s.said("deploy the site");
     let report = json!({"toolName": "Bash", "content": "exit status 1", "sessionId": "s1", "isError": true});
-    let out = s.warden(&["check", "tool-result"], &report.to_string());
+    let out = s.run(&["check", "tool-result"], &report.to_string());
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(s.tool("Read", json!({"file_path": "/work/log.txt"})), pair("allow", "tools.allow"));
     assert_eq!(s.bash("make deploy"), pair("ask", "context.after-error"));
@@ -118,7 +104,7 @@ fn observe_mode_allows_and_names_the_rule_in_a_signal() {
     let s = Setup::new(&config(json!({"mode": "observe"})));
     s.said("stop");
     let call = json!({"toolName": "Bash", "arguments": {"command": "ls"}, "sessionId": "s1"});
-    let out = s.warden(&["check", "tool"], &call.to_string());
+    let out = s.run(&["check", "tool"], &call.to_string());
     let v: Value = serde_json::from_str(&out.stdout).expect("json");
     assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some("allow"), Some("tools.allow")), "{v}");
     let signals = v["signals"].as_array().cloned().unwrap_or_default();
@@ -141,9 +127,9 @@ fn claude_code_a_stop_prompt_refuses_the_next_pre_tool_use() {
         e.to_string()
     };
     let prompt = event("UserPromptSubmit", json!({"prompt": "cancel that, stop now"}));
-    assert_eq!(s.warden(&["hook", "claude-code"], &prompt).code, 0);
+    assert_eq!(s.run(&["hook", "claude-code"], &prompt).code, 0);
     let pre = event("PreToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1"}));
-    let out = s.warden(&["hook", "claude-code"], &pre);
+    let out = s.run(&["hook", "claude-code"], &pre);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
     let o = &v["hookSpecificOutput"];
@@ -158,7 +144,7 @@ fn claude_code_a_stop_prompt_refuses_the_next_pre_tool_use() {
 fn a_bad_context_setting_is_refused_naming_the_field() {
     let s = Setup::new(&config(json!({"maxCallsPerMessage": -1})));
     let call = json!({"toolName": "Bash", "arguments": {"command": "ls"}, "sessionId": "s1"});
-    let out = s.warden(&["check", "tool"], &call.to_string());
+    let out = s.run(&["check", "tool"], &call.to_string());
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("context.maxCallsPerMessage"), "{}", out.stderr);
 }

@@ -1,57 +1,35 @@
 use super::*;
 use crate::Warden;
-use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
 use crate::model::{Approval, PolicyError};
 use crate::model::{ChannelContext, Decision, Identity, Scope, Verdict};
-use crate::ports::Ports;
+use crate::test_support::{Env, configured};
 use serde_json::{Value, json};
 
 const T0: u64 = 1_700_000_000_000;
 const MINUTE: u64 = 60_000;
 
-struct Env {
-    storage: MemoryStorage,
-    http: ScriptedHttp,
-    log: VecLog,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env { storage: MemoryStorage::default(), http: ScriptedHttp::unreachable(), log: VecLog::default() }
-    }
-
-    fn ports(&self) -> Ports<'_> {
-        Ports { http: &self.http, storage: &self.storage, log: &self.log }
-    }
-}
-
 fn warden(context: Value) -> Warden {
-    let config = json!({ "tools": { "askKinds": [] }, "context": context });
-    let mut w = Warden::configure(&config.to_string()).expect("valid config");
-    let host = crate::host::HostContext {
-        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
-        databases: Vec::new(),
-        protected_paths: Vec::new(),
-        admin_programs: Vec::new(),
-    };
-    w.set_host_context(&host).expect("valid host context");
-    w
+    configured(&json!({ "tools": { "askKinds": [] }, "context": context }).to_string())
 }
 
-fn said(w: &Warden, env: &Env, message: &str, at: u64) {
-    let turn = Turn {
+/// A turn of session `s1` started by `trigger` with `message`.
+fn turn(trigger: Trigger, message: &str, at: u64) -> Turn {
+    Turn {
         run_id: None,
         session_id: Some("s1".into()),
         now_ms: at,
         identity: Identity::default(),
-        trigger: Trigger::User,
+        trigger,
         message: message.into(),
         context: ChannelContext::default(),
         history: Vec::new(),
         queue_mode: None,
         hook_timeout_ms: None,
-    };
-    w.check_turn(&env.ports(), &turn);
+    }
+}
+
+fn said(w: &Warden, env: &Env, message: &str, at: u64) {
+    w.check_turn(&env.ports(), &turn(Trigger::User, message, at));
 }
 
 fn tool(w: &Warden, env: &Env, name: &str, args: Value, at: u64) -> Verdict {
@@ -111,15 +89,7 @@ fn a_person_who_says_stop_gets_every_tool_call_refused_until_they_write_again() 
 
 #[test]
 fn a_stop_is_not_passed_by_an_earlier_remembered_allow() {
-    let w = Warden::configure(&json!({ "tools": { "askTools": ["deploy"] }, "context": {} }).to_string()).expect("ok");
-    let mut w = w;
-    let host = crate::host::HostContext {
-        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
-        databases: Vec::new(),
-        protected_paths: Vec::new(),
-        admin_programs: Vec::new(),
-    };
-    w.set_host_context(&host).expect("host");
+    let w = configured(&json!({ "tools": { "askTools": ["deploy"] }, "context": {} }).to_string());
     let env = Env::new();
     said(&w, &env, "deploy it", T0);
     let asked = tool(&w, &env, "deploy", json!({}), T0 + 1);
@@ -276,19 +246,7 @@ fn automation_and_peer_turns_do_not_reset_or_stop() {
     let w = warden(json!({}));
     let env = Env::new();
     said(&w, &env, "stop", T0);
-    let turn = Turn {
-        run_id: None,
-        session_id: Some("s1".into()),
-        now_ms: T0 + 1,
-        identity: Identity::default(),
-        trigger: Trigger::Peer,
-        message: "all good, continue".into(),
-        context: ChannelContext::default(),
-        history: Vec::new(),
-        queue_mode: None,
-        hook_timeout_ms: None,
-    };
-    w.check_turn(&env.ports(), &turn);
+    w.check_turn(&env.ports(), &turn(Trigger::Peer, "all good, continue", T0 + 1));
     assert_eq!(bash(&w, &env, "ls", T0 + 2).rule, USER_STOP, "a peer cannot lift a person's stop");
 }
 
@@ -336,19 +294,7 @@ fn a_stop_that_cannot_be_recorded_leaves_the_turn_unchanged_with_a_signal() {
     let w = warden(json!({}));
     let env = Env::new();
     env.storage.fail_with(crate::ports::StorageError::Unavailable("down".into()));
-    let turn = Turn {
-        run_id: None,
-        session_id: Some("s1".into()),
-        now_ms: T0,
-        identity: Identity::default(),
-        trigger: Trigger::User,
-        message: "stop".into(),
-        context: ChannelContext::default(),
-        history: Vec::new(),
-        queue_mode: None,
-        hook_timeout_ms: None,
-    };
-    let outcome = w.check_turn(&env.ports(), &turn);
+    let outcome = w.check_turn(&env.ports(), &turn(Trigger::User, "stop", T0));
     assert!(outcome.proceed);
     assert!(outcome.signals.iter().any(|s| s.name == STORAGE_UNAVAILABLE));
     let r = ToolResult {
@@ -389,15 +335,7 @@ fn bad_settings_are_refused_with_the_field_and_what_is_allowed() {
 fn drifting(drift: Value) -> Warden {
     // No protected paths, so the drift check is what decides on key files.
     let config = json!({ "tools": { "askKinds": [], "protectedPaths": [] }, "drift": drift });
-    let mut w = Warden::configure(&config.to_string()).expect("valid config");
-    let host = crate::host::HostContext {
-        approval_secret: vec![7; crate::host::MIN_SECRET_BYTES],
-        databases: Vec::new(),
-        protected_paths: Vec::new(),
-        admin_programs: Vec::new(),
-    };
-    w.set_host_context(&host).expect("valid host context");
-    w
+    configured(&config.to_string())
 }
 
 fn read(w: &Warden, env: &Env, path: &str, at: u64) -> Verdict {
