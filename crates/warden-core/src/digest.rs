@@ -33,6 +33,22 @@ pub fn versioned<T: Serialize + ?Sized>(value: &T) -> String {
     format!("sha256:{}", sha256_hex(&canonical_json(value)))
 }
 
+/// HMAC-SHA-256 of `parts` under `key`, each part prefixed with its length
+/// (8 bytes, big-endian) so that no two lists of parts hash alike. HMAC
+/// accepts keys of any length, so this never falls back; if it did, the
+/// all-zero output would fail every key check and close what it guards.
+pub fn hmac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    use hmac::{KeyInit, Mac};
+    let Ok(mut mac) = <hmac::Hmac<Sha256> as KeyInit>::new_from_slice(key) else {
+        return [0; 32];
+    };
+    for part in parts {
+        mac.update(&(part.len() as u64).to_be_bytes());
+        mac.update(part);
+    }
+    mac.finalize().into_bytes().into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

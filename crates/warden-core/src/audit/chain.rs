@@ -8,9 +8,8 @@
 //! fixed one: the chain still shows accidental damage, but anyone can forge
 //! it; `verify` says so (`keyed: false`).
 
-use crate::digest::{canonical_json, hex};
+use crate::digest::{canonical_json, hex, hmac};
 use crate::prelude::*;
-use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -19,18 +18,6 @@ const UNKEYED_LABEL: &[u8] = b"warden/audit/chain-key/v1/unkeyed";
 
 /// The `prev` of the first entry ever written.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
-
-fn hmac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    // HMAC takes keys of any length, so this never falls back.
-    let Ok(mut mac) = <Hmac<Sha256> as KeyInit>::new_from_slice(key) else {
-        return [0; 32];
-    };
-    for part in parts {
-        mac.update(&(part.len() as u64).to_be_bytes());
-        mac.update(part);
-    }
-    mac.finalize().into_bytes().into()
-}
 
 /// The key the chain is hashed under.
 #[derive(Clone)]

@@ -16,11 +16,10 @@
 //! Layout, namespace [`NAMESPACE`]: `meta` (the salt), `s/<session digest>`
 //! (one record per session), `always` (values approved for every session).
 
-use crate::digest::{hex, sha256_hex};
+use crate::digest::{hex, hmac, sha256_hex};
 use crate::ports::{Condition, Storage, StorageError};
 use crate::prelude::*;
 use crate::store;
-use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -70,18 +69,6 @@ impl Source {
             Source::Channel => "a channel message written by someone else".into(),
         }
     }
-}
-
-fn hmac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    // HMAC takes keys of any length, so this never falls back.
-    let Ok(mut mac) = <Hmac<Sha256> as KeyInit>::new_from_slice(key) else {
-        return [0; 32];
-    };
-    for part in parts {
-        mac.update(&(part.len() as u64).to_be_bytes());
-        mac.update(part);
-    }
-    mac.finalize().into_bytes().into()
 }
 
 /// The key values are hashed under.

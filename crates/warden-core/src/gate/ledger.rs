@@ -38,12 +38,11 @@
 //! rotate, restore the old secret or start a new ledger by clearing the
 //! `gate` namespace, which drops every consent and opt-out.
 
-use crate::digest::{hex, sha256_hex};
+use crate::digest::{hex, hmac, sha256_hex};
 use crate::model::LedgerEntry;
 use crate::ports::{BatchError, Condition, Storage, StorageError, Write};
 use crate::prelude::*;
 use crate::store;
-use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -131,19 +130,6 @@ impl core::fmt::Debug for LedgerKey {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("LedgerKey(..)")
     }
-}
-
-fn hmac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    // HMAC accepts keys of any length, so this never falls back; if it did,
-    // the all-zero output would fail every key check and close the gate.
-    let Ok(mut mac) = <Hmac<Sha256> as KeyInit>::new_from_slice(key) else {
-        return [0; 32];
-    };
-    for part in parts {
-        mac.update(&(part.len() as u64).to_be_bytes());
-        mac.update(part);
-    }
-    mac.finalize().into_bytes().into()
 }
 
 impl LedgerKey {

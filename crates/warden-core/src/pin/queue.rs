@@ -22,9 +22,7 @@ use crate::model::{PolicyError, Signal, Trigger, Turn, TurnStart};
 use crate::ports::{Condition, Storage};
 use crate::prelude::*;
 use crate::store;
-use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
-use sha2::Sha256;
 
 /// Storage namespace of queued wakes, keyed by session ID.
 pub const NAMESPACE: &str = "pin-queue";
@@ -57,15 +55,8 @@ pub(super) struct Queued {
 }
 
 fn mac(secret: &[u8], session: &str, chat: &str, prompt: &str) -> String {
-    // HMAC takes keys of any length, so this never falls back.
-    let Ok(mut m) = <Hmac<Sha256> as KeyInit>::new_from_slice(secret) else {
-        return String::new();
-    };
-    for part in [b"warden pin prompt".as_slice(), session.as_bytes(), chat.as_bytes(), prompt.as_bytes()] {
-        m.update(&(part.len() as u64).to_be_bytes());
-        m.update(part);
-    }
-    crate::digest::hex(&m.finalize().into_bytes())
+    let parts = [b"warden pin prompt".as_slice(), session.as_bytes(), chat.as_bytes(), prompt.as_bytes()];
+    crate::digest::hex(&crate::digest::hmac(secret, &parts))
 }
 
 fn live(config: &PinConfig, q: &Queued, now_ms: u64) -> bool {
