@@ -96,14 +96,18 @@ impl Warden {
     }
 
     fn checks(&self) -> Vec<CheckStatus> {
-        vec![
+        let mut checks = vec![
             self.config.pin.status(),
             self.config.safety.status(),
             self.config.tools.status(),
             self.config.gate.status(),
             self.config.dlp.status(),
             self.config.flow.status(),
-        ]
+        ];
+        if self.config.profile.enabled {
+            checks.push(self.config.profile.status());
+        }
+        checks
     }
 
     fn flow(&self) -> crate::flow::Flow<'_> {
@@ -172,6 +176,7 @@ impl Warden {
             ports,
             &self.memory,
             &self.flow(),
+            &self.config.profile,
             call,
             &args,
         );

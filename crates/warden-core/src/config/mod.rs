@@ -24,7 +24,8 @@ use serde::Serialize;
 pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
-const TOP_LEVEL: &[&str] = &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow"];
+const TOP_LEVEL: &[&str] =
+    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "profile"];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -53,6 +54,9 @@ pub struct Config {
     /// Where a destination came from: the person's words, consent, or content the agent read.
     #[serde(skip_serializing_if = "FlowConfig::is_absent")]
     pub flow: FlowConfig,
+    /// Agent profiles: what each agent usually does, and what a call outside that decides.
+    #[serde(skip_serializing_if = "crate::profile::ProfileConfig::is_absent")]
+    pub profile: crate::profile::ProfileConfig,
 }
 
 impl Config {
@@ -100,10 +104,12 @@ impl Config {
         let dlp = DlpConfig::read(&mut r, section, &destinations);
         let section = r.section(&obj, "flow", FlowConfig::FIELDS);
         let flow = FlowConfig::read(&mut r, section);
+        let section = r.section(&obj, "profile", crate::profile::ProfileConfig::FIELDS);
+        let profile = crate::profile::ProfileConfig::read(&mut r, section);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow })
+        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, profile })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

@@ -126,6 +126,7 @@ pub fn judge(
     ports: &Ports<'_>,
     index: &memory::Index,
     flow: &crate::flow::Flow<'_>,
+    profile: &crate::profile::ProfileConfig,
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
@@ -133,7 +134,7 @@ pub fn judge(
         return Verdict::not_configured("tool-call");
     }
     let mut counted = None;
-    let verdict = evaluate(config, version, host, ports, index, flow, call, args, &mut counted);
+    let verdict = evaluate(config, version, host, ports, index, flow, profile, call, args, &mut counted);
     // A payment counted in step 2 that a later step denied did not happen.
     if let Some(c) = counted
         && verdict.decision == Decision::Deny
@@ -317,6 +318,7 @@ fn evaluate(
     ports: &Ports<'_>,
     index: &memory::Index,
     flow: &crate::flow::Flow<'_>,
+    profile: &crate::profile::ProfileConfig,
     call: &ToolCall,
     args: &Value,
     counted: &mut Option<payment::Counted>,
@@ -507,7 +509,14 @@ fn evaluate(
         return v;
     }
 
-    // 9. Allow, or what the flow step would have decided in observe mode.
+    // 9. Agent profile: a call outside the agent's baseline.
+    if let Some(v) = crate::profile::judge_step(profile, ports, &host.secret, call, entry, args, &mut signals, |f| {
+        decide(config, &asked, f, &mut Vec::new())
+    }) {
+        return v;
+    }
+
+    // 10. Allow, or what the flow step would have decided in observe mode.
     if let Some(mut v) = flow_observed {
         signals.retain(|s| s.name != v.rule);
         v.signals.append(&mut signals);

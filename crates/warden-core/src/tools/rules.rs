@@ -148,4 +148,8 @@ pub const RULES: &[RuleInfo] = &[
     rule(FETCH_UNLISTED_HOST, D::Ask, R::Medium, S::Session),
     rule(PAYMENT_LIMIT, D::Deny, R::High, S::Once),
     rule(PAYMENT_INVALID_AMOUNT, D::Deny, R::High, S::Once),
+    rule(crate::profile::rules::NEW_TOOL, D::Ask, R::Medium, S::Session),
+    rule(crate::profile::rules::NEW_HOST, D::Ask, R::Medium, S::Session),
+    rule(crate::profile::rules::NEW_PATH, D::Ask, R::Medium, S::Session),
+    rule(crate::profile::rules::RATE, D::Ask, R::Medium, S::Session),
 ];
