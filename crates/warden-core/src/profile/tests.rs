@@ -322,7 +322,7 @@ fn bad_settings_are_refused_with_their_path() {
         (json!({"enforce": "yes"}), "profile.enforce"),
         (json!({"unknown": 1}), "profile.unknown"),
     ] {
-        let errors = Warden::configure(&json!({"profile": profile}).to_string()).err().expect("refused");
+        let Err(errors) = Warden::configure(&json!({"profile": profile}).to_string()) else { panic!("{path} refused") };
         assert!(errors.iter().any(|e| e.path == path), "{path}: {errors:?}");
     }
     let ok = json!({"profile": {"maxHosts": config::MAX_ITEMS, "windowDays": config::MAX_WINDOW_DAYS}});
