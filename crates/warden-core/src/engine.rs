@@ -113,6 +113,9 @@ impl Warden {
             self.config.context.status(),
             self.config.drift.status(),
         ];
+        if self.config.profile.enabled {
+            checks.push(self.config.profile.status());
+        }
         if self.config.audit.enabled {
             checks.push(self.config.audit.status());
         }
@@ -268,6 +271,7 @@ impl Warden {
             &self.memory,
             &self.flow(),
             &context,
+            &self.config.profile,
             call,
             &args,
         );

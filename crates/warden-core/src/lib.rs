@@ -35,6 +35,7 @@ pub mod outbound;
 pub mod paths;
 pub mod pin;
 pub mod ports;
+pub mod profile;
 pub mod safety;
 #[cfg(feature = "schema")]
 pub mod schema;

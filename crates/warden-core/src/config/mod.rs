@@ -27,7 +27,7 @@ pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
 const TOP_LEVEL: &[&str] =
-    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "context", "drift", "audit"];
+    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "context", "drift", "audit", "profile"];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -65,6 +65,9 @@ pub struct Config {
     /// Tool calls compared with what the person first asked for in the session.
     #[serde(skip_serializing_if = "DriftConfig::is_absent")]
     pub drift: DriftConfig,
+    /// Agent profiles: what each agent usually does, and what a call outside that decides.
+    #[serde(skip_serializing_if = "crate::profile::ProfileConfig::is_absent")]
+    pub profile: crate::profile::ProfileConfig,
 }
 
 impl Config {
@@ -118,10 +121,12 @@ impl Config {
         let drift = DriftConfig::read(&mut r, section);
         let section = r.section(&obj, "audit", AuditConfig::FIELDS);
         let audit = AuditConfig::read(&mut r, section);
+        let section = r.section(&obj, "profile", crate::profile::ProfileConfig::FIELDS);
+        let profile = crate::profile::ProfileConfig::read(&mut r, section);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, context, drift, audit })
+        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, context, drift, audit, profile })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

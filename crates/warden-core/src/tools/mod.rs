@@ -127,6 +127,7 @@ pub fn judge(
     index: &memory::Index,
     flow: &crate::flow::Flow<'_>,
     context: &crate::session::Pre,
+    profile: &crate::profile::ProfileConfig,
     call: &ToolCall,
     args: &Value,
 ) -> Verdict {
@@ -134,7 +135,7 @@ pub fn judge(
         return Verdict::not_configured("tool-call");
     }
     let mut counted = None;
-    let verdict = evaluate(config, version, host, ports, index, flow, context, call, args, &mut counted);
+    let verdict = evaluate(config, version, host, ports, index, flow, context, profile, call, args, &mut counted);
     // A payment counted in step 2 that a later step denied did not happen.
     if let Some(c) = counted
         && verdict.decision == Decision::Deny
@@ -319,6 +320,7 @@ fn evaluate(
     index: &memory::Index,
     flow: &crate::flow::Flow<'_>,
     context: &crate::session::Pre,
+    profile: &crate::profile::ProfileConfig,
     call: &ToolCall,
     args: &Value,
     counted: &mut Option<payment::Counted>,
@@ -515,7 +517,14 @@ fn evaluate(
         return v;
     }
 
-    // 9. Allow, or what the flow step would have decided in observe mode.
+    // 9. Agent profile: a call outside the agent's baseline.
+    if let Some(v) = crate::profile::judge_step(profile, ports, &host.secret, call, entry, args, &mut signals, |f| {
+        decide(config, &asked, f, &mut Vec::new())
+    }) {
+        return v;
+    }
+
+    // 10. Allow, or what the flow step would have decided in observe mode.
     if let Some(mut v) = flow_observed {
         signals.retain(|s| s.name != v.rule);
         v.signals.append(&mut signals);

@@ -159,4 +159,8 @@ pub const RULES: &[RuleInfo] = &[
     rule(crate::session::drift::SENSITIVE_TARGET, D::Ask, R::High, S::Once),
     rule(crate::session::drift::VERB_MISMATCH, D::Ask, R::Medium, S::Once),
     rule(crate::session::drift::TOPIC_DIVERGENCE, D::Ask, R::Medium, S::Once),
+    rule(crate::profile::rules::NEW_TOOL, D::Ask, R::Medium, S::Session),
+    rule(crate::profile::rules::NEW_HOST, D::Ask, R::Medium, S::Session),
+    rule(crate::profile::rules::NEW_PATH, D::Ask, R::Medium, S::Session),
+    rule(crate::profile::rules::RATE, D::Ask, R::Medium, S::Session),
 ];

@@ -1,0 +1,337 @@
+use super::*;
+use crate::Warden;
+use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
+use crate::model::{Decision, Identity, Verdict};
+use crate::ports::{Ports, StorageError};
+use serde_json::{Value, json};
+
+const T0: u64 = 1_700_000_000_000;
+
+struct Env {
+    storage: MemoryStorage,
+    http: ScriptedHttp,
+    log: VecLog,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env { storage: MemoryStorage::default(), http: ScriptedHttp::unreachable(), log: VecLog::default() }
+    }
+
+    fn ports(&self) -> Ports<'_> {
+        Ports { http: &self.http, storage: &self.storage, log: &self.log }
+    }
+}
+
+fn warden(profile: Value) -> Warden {
+    let config = json!({"tools": {"askKinds": []}, "profile": profile});
+    let mut w = Warden::configure(&config.to_string()).expect("valid config");
+    let host =
+        crate::host::HostContext { approval_secret: vec![7; crate::host::MIN_SECRET_BYTES], ..Default::default() };
+    w.set_host_context(&host).expect("valid host context");
+    w
+}
+
+fn call(tool: &str, args: Value, agent: Option<&str>, now_ms: u64) -> ToolCall {
+    ToolCall {
+        tool_name: tool.into(),
+        arguments: args.to_string(),
+        call_id: None,
+        run_id: None,
+        session_id: Some("s1".into()),
+        now_ms,
+        identity: Identity { agent_id: agent.map(Into::into), ..Identity::default() },
+        cwd: None,
+        derived_paths: Vec::new(),
+    }
+}
+
+fn read(path: &str, now: u64) -> ToolCall {
+    call("Read", json!({"file_path": path}), None, now)
+}
+
+fn fetch(url: &str, now: u64) -> ToolCall {
+    call("WebFetch", json!({"url": url}), None, now)
+}
+
+/// Teaches the default agent `n` reads of files in /work/src, a minute apart.
+fn learn_reads(w: &Warden, env: &Env, n: u64) -> u64 {
+    let mut now = T0;
+    for i in 0..n {
+        now = T0 + i * 60_000;
+        let v = w.check_tool_call(&env.ports(), &read(&format!("/work/src/f{i}.rs"), now));
+        assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{v:?}");
+    }
+    now
+}
+
+fn signal<'a>(v: &'a Verdict, name: &str) -> Option<&'a crate::model::Signal> {
+    v.signals.iter().find(|s| s.name == name)
+}
+
+#[test]
+fn a_reader_that_suddenly_fetches_a_new_host_is_asked_when_enforcing() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 10}));
+    let now = learn_reads(&w, &env, 10);
+    let v = w.check_tool_call(&env.ports(), &fetch("https://exfil.example/upload", now + 60_000));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::NEW_HOST), "{v:?}");
+    assert!(v.approval_key.is_some(), "a profile ask is approvable: {v:?}");
+    assert!(signal(&v, rules::NEW_TOOL).is_some(), "the new tool is named too: {v:?}");
+}
+
+#[test]
+fn a_reader_that_suddenly_fetches_a_new_host_is_only_a_signal_when_not_enforcing() {
+    let env = Env::new();
+    let w = warden(json!({"learningCalls": 10}));
+    let now = learn_reads(&w, &env, 10);
+    let v = w.check_tool_call(&env.ports(), &fetch("https://exfil.example/upload", now + 60_000));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{v:?}");
+    assert!(signal(&v, rules::NEW_HOST).is_some(), "{v:?}");
+}
+
+#[test]
+fn observe_mode_reports_the_ask_and_allows() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "mode": "observe", "learningCalls": 10}));
+    let now = learn_reads(&w, &env, 10);
+    let v = w.check_tool_call(&env.ports(), &fetch("https://exfil.example/upload", now + 60_000));
+    assert_eq!((v.decision, v.observed, v.rule.as_str()), (Decision::Allow, Some(Decision::Ask), rules::NEW_HOST));
+}
+
+#[test]
+fn a_call_inside_the_profile_is_allowed_after_learning() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 10}));
+    let now = learn_reads(&w, &env, 10);
+    let v = w.check_tool_call(&env.ports(), &read("/work/src/other.rs", now + 60_000));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{v:?}");
+    assert!(v.signals.iter().all(|s| !s.name.starts_with("profile.")), "{v:?}");
+}
+
+#[test]
+fn nothing_is_reported_while_learning() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 10}));
+    let now = learn_reads(&w, &env, 9);
+    let v = w.check_tool_call(&env.ports(), &fetch("https://exfil.example/upload", now + 60_000));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{v:?}");
+    assert!(signal(&v, rules::NEW_HOST).is_none(), "{v:?}");
+}
+
+#[test]
+fn learning_days_hold_enforcement_until_they_pass() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 1, "learningDays": 2}));
+    let now = learn_reads(&w, &env, 5);
+    let v = w.check_tool_call(&env.ports(), &fetch("https://exfil.example/", now + DAY_MS));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{v:?}");
+    let v = w.check_tool_call(&env.ports(), &fetch("https://other.example/", T0 + 2 * DAY_MS));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::NEW_HOST), "{v:?}");
+}
+
+#[test]
+fn a_refused_ask_is_asked_again_on_retry() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 10}));
+    let now = learn_reads(&w, &env, 10);
+    for i in 1..=3 {
+        let v = w.check_tool_call(&env.ports(), &fetch("https://exfil.example/upload", now + i * 60_000));
+        assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::NEW_HOST), "retry {i}: {v:?}");
+    }
+}
+
+#[test]
+fn the_same_host_in_another_spelling_is_the_same_host() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 2}));
+    for (i, url) in ["https://docs.example/a", "https://docs.example/b"].iter().enumerate() {
+        let v = w.check_tool_call(&env.ports(), &fetch(url, T0 + i as u64));
+        assert_eq!(v.decision, Decision::Allow, "{v:?}");
+    }
+    for url in ["HTTPS://DOCS.EXAMPLE./c", "https://user@docs.example:443/d", "https://docs.example?x"] {
+        let v = w.check_tool_call(&env.ports(), &fetch(url, T0 + 10));
+        assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{url}: {v:?}");
+    }
+    let v = w.check_tool_call(&env.ports(), &fetch("https://docs.example.evil/x", T0 + 20));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::NEW_HOST), "{v:?}");
+}
+
+#[test]
+fn a_host_hidden_in_a_nested_argument_is_still_a_host() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 2}));
+    learn_reads(&w, &env, 2);
+    let c = call(
+        "Read",
+        json!({"file_path": "/work/src/a.rs", "meta": [{"src": "https://exfil.example/"}]}),
+        None,
+        T0 + DAY_MS,
+    );
+    let v = w.check_tool_call(&env.ports(), &c);
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::NEW_HOST), "{v:?}");
+}
+
+#[test]
+fn a_new_folder_asks_and_a_known_one_does_not() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 5}));
+    let now = learn_reads(&w, &env, 5);
+    let v = w.check_tool_call(&env.ports(), &read("/home/me/notes/plan.txt", now + 1));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::NEW_PATH), "{v:?}");
+    let v = w.check_tool_call(&env.ports(), &read("/work/src/../src/x.rs", now + 2));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{v:?}");
+}
+
+#[test]
+fn a_new_tool_asks() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 5}));
+    let now = learn_reads(&w, &env, 5);
+    let v = w.check_tool_call(&env.ports(), &call("Glob", json!({"pattern": "*"}), None, now + 1));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::NEW_TOOL), "{v:?}");
+}
+
+#[test]
+fn a_burst_far_past_the_learned_rate_asks() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 4, "minRatePerHour": 2, "rateFactor": 2}));
+    // Four calls, one per hour: the busiest hour had one.
+    for i in 0..4 {
+        let v = w.check_tool_call(&env.ports(), &read("/work/src/a.rs", T0 + i * HOUR_MS));
+        assert_eq!(v.decision, Decision::Allow, "{v:?}");
+    }
+    let start = T0 + 5 * HOUR_MS;
+    for i in 0..4 {
+        let v = w.check_tool_call(&env.ports(), &read("/work/src/a.rs", start + i));
+        assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "call {i}: {v:?}");
+    }
+    let v = w.check_tool_call(&env.ports(), &read("/work/src/a.rs", start + 10));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::RATE), "{v:?}");
+}
+
+#[test]
+fn agents_have_their_own_profiles() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 2}));
+    for i in 0..2 {
+        let v = w.check_tool_call(
+            &env.ports(),
+            &call("WebFetch", json!({"url": "https://a.example/"}), Some("web"), T0 + i),
+        );
+        assert_eq!(v.decision, Decision::Allow);
+    }
+    learn_reads(&w, &env, 2);
+    let v =
+        w.check_tool_call(&env.ports(), &call("WebFetch", json!({"url": "https://a.example/"}), Some("web"), T0 + 9));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{v:?}");
+    let v = w.check_tool_call(&env.ports(), &fetch("https://a.example/", T0 + 9));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::NEW_HOST), "{v:?}");
+}
+
+#[test]
+fn an_unreadable_profile_is_a_signal_and_decides_nothing() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 1}));
+    learn_reads(&w, &env, 1);
+    env.storage.fail_with(StorageError::Unavailable("down".into()));
+    let p = env.ports();
+    let mut signals = Vec::new();
+    let c = fetch("https://exfil.example/", T0 + 5);
+    let v = judge_step(&w.config().profile, &p, b"k", &c, None, &json!({}), &mut signals, |_| None);
+    assert!(v.is_none());
+    assert_eq!(signals.first().map(|s| s.name.as_str()), Some(rules::UNAVAILABLE));
+}
+
+#[test]
+fn the_host_list_is_bounded_at_max_hosts_oldest_first() {
+    let env = Env::new();
+    let w = warden(json!({"learningCalls": 1, "maxHosts": 3}));
+    for i in 0..3u64 {
+        w.check_tool_call(&env.ports(), &fetch(&format!("https://h{i}.example/"), T0 + i));
+    }
+    let key = agent_key(None);
+    let at = |env: &Env| crate::store::get_json::<Profile>(&env.storage, NAMESPACE, &key).unwrap().unwrap().0;
+    assert_eq!(at(&env).hosts.len(), 3, "exactly at the bound");
+    w.check_tool_call(&env.ports(), &fetch("https://h3.example/", T0 + 3));
+    let p = at(&env);
+    assert_eq!(p.hosts.len(), 3, "past the bound the least recently seen goes");
+    let v = w.check_tool_call(&env.ports(), &fetch("https://h0.example/", T0 + 4));
+    assert!(signal(&v, rules::NEW_HOST).is_some(), "h0 was forgotten: {v:?}");
+}
+
+#[test]
+fn items_older_than_the_window_are_forgotten() {
+    let env = Env::new();
+    let w = warden(json!({"learningCalls": 1, "windowDays": 1}));
+    w.check_tool_call(&env.ports(), &fetch("https://a.example/", T0));
+    let v = w.check_tool_call(&env.ports(), &fetch("https://a.example/", T0 + DAY_MS - 1));
+    assert!(signal(&v, rules::NEW_HOST).is_none(), "{v:?}");
+    let v = w.check_tool_call(&env.ports(), &fetch("https://a.example/", T0 + 3 * DAY_MS));
+    assert!(signal(&v, rules::NEW_HOST).is_some(), "{v:?}");
+}
+
+#[test]
+fn nothing_is_stored_in_clear() {
+    let env = Env::new();
+    let w = warden(json!({"learningCalls": 1}));
+    w.check_tool_call(&env.ports(), &fetch("https://secret-host.example/private/path", T0));
+    w.check_tool_call(&env.ports(), &read("/home/alice/diary/today.txt", T0 + 1));
+    for (_, _, value) in env.storage.dump() {
+        let text = String::from_utf8_lossy(&value);
+        for clear in ["secret-host", "alice", "diary", "WebFetch"] {
+            assert!(!text.contains(clear), "`{clear}` stored in clear: {text}");
+        }
+    }
+}
+
+#[test]
+fn show_counts_and_reset_clears_one_or_all() {
+    let env = Env::new();
+    let w = warden(json!({"learningCalls": 2}));
+    learn_reads(&w, &env, 3);
+    w.check_tool_call(&env.ports(), &call("WebFetch", json!({"url": "https://a.example/"}), Some("web"), T0));
+    let config = &w.config().profile;
+    let s = show(config, &env.storage, None, T0).unwrap().unwrap();
+    assert_eq!((s.agent.as_str(), s.calls, s.tools, s.paths, s.learning), ("default", 3, 1, 1, false));
+    assert_eq!(reset(&env.storage, Some("default")).unwrap(), 1);
+    assert!(show(config, &env.storage, None, T0).unwrap().is_none());
+    assert_eq!(reset(&env.storage, Some("default")).unwrap(), 0);
+    assert!(show(config, &env.storage, Some("web"), T0).unwrap().is_some());
+    assert_eq!(reset(&env.storage, None).unwrap(), 1);
+    assert!(show(config, &env.storage, Some("web"), T0).unwrap().is_none());
+}
+
+#[test]
+fn without_the_section_no_profile_is_read_or_written() {
+    let env = Env::new();
+    let mut w = Warden::configure(&json!({"tools": {}}).to_string()).unwrap();
+    let host =
+        crate::host::HostContext { approval_secret: vec![7; crate::host::MIN_SECRET_BYTES], ..Default::default() };
+    w.set_host_context(&host).unwrap();
+    w.check_tool_call(&env.ports(), &fetch("https://a.example/", T0));
+    assert!(env.storage.dump().iter().all(|(ns, _, _)| ns != NAMESPACE));
+}
+
+#[test]
+fn bad_settings_are_refused_with_their_path() {
+    for (profile, path) in [
+        (json!({"learningCalls": 0}), "profile.learningCalls"),
+        (json!({"maxHosts": config::MAX_ITEMS + 1}), "profile.maxHosts"),
+        (json!({"windowDays": config::MAX_WINDOW_DAYS + 1}), "profile.windowDays"),
+        (json!({"enforce": "yes"}), "profile.enforce"),
+        (json!({"unknown": 1}), "profile.unknown"),
+    ] {
+        let Err(errors) = Warden::configure(&json!({"profile": profile}).to_string()) else { panic!("{path} refused") };
+        assert!(errors.iter().any(|e| e.path == path), "{path}: {errors:?}");
+    }
+    let ok = json!({"profile": {"maxHosts": config::MAX_ITEMS, "windowDays": config::MAX_WINDOW_DAYS}});
+    assert!(Warden::configure(&ok.to_string()).is_ok(), "exactly at the bounds");
+}
+
+#[test]
+fn path_prefixes_keep_three_folders() {
+    assert_eq!(path_prefix("/home/a/src/x/y.rs"), "/home/a/src");
+    assert_eq!(path_prefix("/etc/passwd"), "/etc");
+    assert_eq!(path_prefix("/home/a/../../etc/shadow"), "/etc");
+}
