@@ -164,6 +164,23 @@ impl Warden {
         }
     }
 
+    /// The profile of one agent, or of every agent when `agent` is `None`.
+    pub fn profile_show(
+        &self,
+        ports: &Ports<'_>,
+        agent: Option<&str>,
+        now_ms: u64,
+    ) -> Result<Vec<crate::profile::Summary>, PolicyError> {
+        crate::profile::show(&self.config.profile, &self.host.secret, ports.storage, agent, now_ms)
+            .map_err(|e| PolicyError::Storage(format!("profiles could not be read ({e})")))
+    }
+
+    /// Forgets one agent's profile, or every profile; returns how many.
+    pub fn profile_reset(&self, ports: &Ports<'_>, agent: Option<&str>) -> Result<u32, PolicyError> {
+        crate::profile::reset(&self.host.secret, ports.storage, agent)
+            .map_err(|e| PolicyError::Storage(format!("profiles could not be removed ({e})")))
+    }
+
     /// Walks the audit trail and names its first broken link.
     pub fn audit_verify(&self, ports: &Ports<'_>) -> Result<crate::audit::Report, PolicyError> {
         crate::audit::verify(&self.audit_key, ports.storage)

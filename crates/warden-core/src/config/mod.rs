@@ -26,8 +26,21 @@ use serde::Serialize;
 pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 
 /// Top-level fields.
-const TOP_LEVEL: &[&str] =
-    &["$schema", "debug", "destinations", "pin", "safety", "tools", "gate", "dlp", "flow", "context", "drift", "audit", "profile"];
+const TOP_LEVEL: &[&str] = &[
+    "$schema",
+    "debug",
+    "destinations",
+    "pin",
+    "safety",
+    "tools",
+    "gate",
+    "dlp",
+    "flow",
+    "context",
+    "drift",
+    "audit",
+    "profile",
+];
 
 /// The whole Warden configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

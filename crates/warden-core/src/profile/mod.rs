@@ -41,6 +41,10 @@ pub const MAX_HOSTS_PER_CALL: usize = 16;
 pub const MAX_PATHS_PER_CALL: usize = 16;
 /// Profiles removed per storage listing while resetting all.
 pub const MAX_RESET_PAGE: u32 = 256;
+/// Most profiles `show` lists.
+pub const MAX_SHOWN: usize = 1024;
+/// Attempts to write a profile when another call wrote it in between.
+pub const MAX_WRITE_ATTEMPTS: usize = 3;
 /// One hour, in milliseconds: the rate window.
 pub const HOUR_MS: u64 = 60 * 60 * 1000;
 /// One day, in milliseconds.
@@ -70,6 +74,9 @@ pub struct Seen {
 /// One agent's stored profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Profile {
+    /// The agent's name, so the operator can list profiles.
+    #[serde(default)]
+    pub agent: String,
     /// Calls recorded.
     pub calls: u64,
     /// When the first call was recorded.
@@ -103,20 +110,20 @@ fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The storage key of an agent's profile.
-pub fn agent_key(agent: Option<&str>) -> String {
-    let agent = agent.map(str::trim).filter(|a| !a.is_empty()).unwrap_or(DEFAULT_AGENT);
-    crate::digest::sha256_hex(agent.as_bytes()).get(..32).unwrap_or("").to_string()
+/// The agent a call counts for: its trimmed agent id, or [`DEFAULT_AGENT`].
+pub fn agent_name(agent: Option<&str>) -> &str {
+    agent.map(str::trim).filter(|a| !a.is_empty()).unwrap_or(DEFAULT_AGENT)
+}
+
+/// The storage key of an agent's profile: a keyed hash of its name, so the
+/// database does not say which agents exist to someone without the secret.
+pub fn agent_key(secret: &[u8], agent: Option<&str>) -> String {
+    keyed(secret, "agent", agent_name(agent))
 }
 
 fn keyed(secret: &[u8], what: &str, value: &str) -> String {
-    let mut bytes = Vec::with_capacity(secret.len() + what.len() + value.len() + 2);
-    bytes.extend_from_slice(secret);
-    bytes.push(0);
-    bytes.extend_from_slice(what.as_bytes());
-    bytes.push(0);
-    bytes.extend_from_slice(value.as_bytes());
-    crate::digest::sha256_hex(&bytes).get(..24).unwrap_or("").to_string()
+    let mac = crate::digest::hmac(secret, &[b"profile", what.as_bytes(), value.as_bytes()]);
+    crate::digest::hex(mac.get(..12).unwrap_or(&mac))
 }
 
 /// The directory prefix of a path, at most [`PATH_PREFIX_DEPTH`] levels.
@@ -129,34 +136,26 @@ pub fn path_prefix(path: &str) -> String {
     if absolute { format!("/{joined}") } else { joined }
 }
 
-/// The hosts of URL-looking strings in the arguments, in canonical form.
+/// The hosts named by the string arguments (URLs, `www.` and bare domains,
+/// inside commands too), canonical as the flow check writes them, without
+/// repeats, at most [`MAX_HOSTS_PER_CALL`].
 pub fn hosts_of(args: &Value) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     let mut stack = vec![args];
-    let mut work = 0u64;
     while let Some(v) = stack.pop() {
+        if out.len() >= MAX_HOSTS_PER_CALL {
+            break;
+        }
         match v {
             Value::String(s) => {
-                for scheme in ["https://", "http://", "ftp://", "wss://", "ws://"] {
-                    let lower = s.trim().to_ascii_lowercase();
-                    let Some(rest) = lower.strip_prefix(scheme) else { continue };
-                    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-                    let authority = authority.rsplit('@').next().unwrap_or("");
-                    let host = if authority.starts_with('[') {
-                        authority.split_inclusive(']').next().unwrap_or("")
-                    } else {
-                        authority.split(':').next().unwrap_or("")
-                    };
-                    if let Some(h) = crate::flow::extract::extract_hosts::canonical_host(host, &mut work)
-                        && !out.contains(&h)
-                        && out.len() < MAX_HOSTS_PER_CALL
-                    {
+                for h in crate::flow::extract::link_hosts(s, MAX_HOSTS_PER_CALL) {
+                    if !out.contains(&h) && out.len() < MAX_HOSTS_PER_CALL {
                         out.push(h);
                     }
                 }
             }
-            Value::Array(items) => stack.extend(items.iter()),
-            Value::Object(map) => stack.extend(map.values()),
+            Value::Array(items) => stack.extend(items.iter().rev()),
+            Value::Object(map) => stack.extend(map.values().rev()),
             _ => {}
         }
     }
@@ -350,15 +349,16 @@ pub fn judge_step(
     }
     let storage: &dyn Storage = ports.storage;
     let seen = Observed::of(secret, call, entry, args);
-    let key = agent_key(call.identity.agent_id.as_deref());
-    let read = match crate::store::get_json::<Profile>(storage, NAMESPACE, &key) {
+    let name = agent_name(call.identity.agent_id.as_deref());
+    let key = agent_key(secret, Some(name));
+    let mut read = match crate::store::get_json::<Profile>(storage, NAMESPACE, &key) {
         Ok(read) => read,
         Err(e) => {
             signals.push(unavailable(&e));
             return None;
         }
     };
-    let mut profile = read.as_ref().map(|(p, _)| p.clone()).unwrap_or_default();
+    let profile = read.as_ref().map(|(p, _)| p.clone()).unwrap_or_default();
     let found = findings(&profile, config, call, &seen);
     let mut verdict = None;
     if config.enforce && !found.is_empty() {
@@ -374,9 +374,31 @@ pub fn judge_step(
     }
     let verdict = verdict.map(|v| v.under(config.mode));
     if verdict.as_ref().is_none_or(|v| v.decision == crate::model::Decision::Allow) {
-        record(&mut profile, config, call.now_ms, &seen);
-        if let Err(e) = crate::store::put_json(storage, NAMESPACE, &key, &profile, crate::store::unchanged(&read)) {
-            signals.push(unavailable(&e));
+        // Calls of one agent in several sessions write the same record: on a
+        // conflict the call is recorded into the newer profile, a bounded
+        // number of times.
+        let mut attempt = 1;
+        loop {
+            let mut profile = read.as_ref().map(|(p, _)| p.clone()).unwrap_or_default();
+            profile.agent = name.to_string();
+            record(&mut profile, config, call.now_ms, &seen);
+            match crate::store::put_json(storage, NAMESPACE, &key, &profile, crate::store::unchanged(&read)) {
+                Ok(_) => break,
+                Err(crate::ports::StorageError::Conflict) if attempt < MAX_WRITE_ATTEMPTS => {
+                    attempt += 1;
+                    match crate::store::get_json::<Profile>(storage, NAMESPACE, &key) {
+                        Ok(again) => read = again,
+                        Err(e) => {
+                            signals.push(unavailable(&e));
+                            break;
+                        }
+                    }
+                }
+                Err(e) => {
+                    signals.push(unavailable(&e));
+                    break;
+                }
+            }
         }
     }
     verdict.map(|mut v| {
@@ -392,23 +414,38 @@ fn unavailable(e: &crate::ports::StorageError) -> Signal {
     )
 }
 
-/// The summary of one agent's profile, or `None` when it has none.
+/// The summary of one agent's profile (empty when it has none), or of every
+/// profile when `agent` is `None` (at most [`MAX_SHOWN`], by name).
 pub fn show(
     config: &ProfileConfig,
+    secret: &[u8],
     storage: &dyn Storage,
     agent: Option<&str>,
     now: u64,
-) -> Result<Option<Summary>, crate::ports::StorageError> {
-    let name = agent.map(str::trim).filter(|a| !a.is_empty()).unwrap_or(DEFAULT_AGENT);
-    let found = crate::store::get_json::<Profile>(storage, NAMESPACE, &agent_key(Some(name)))?;
-    Ok(found.map(|(p, _)| p.summary(name, config, now)))
+) -> Result<Vec<Summary>, crate::ports::StorageError> {
+    if let Some(a) = agent {
+        let name = agent_name(Some(a));
+        let found = crate::store::get_json::<Profile>(storage, NAMESPACE, &agent_key(secret, Some(name)))?;
+        return Ok(found.map(|(p, _)| p.summary(name, config, now)).into_iter().collect());
+    }
+    let mut out = Vec::new();
+    let limit = u32::try_from(MAX_SHOWN).unwrap_or(u32::MAX);
+    for (_, entry) in storage.list(NAMESPACE, "", limit, false)? {
+        if let Ok(p) = serde_json::from_slice::<Profile>(&entry.value) {
+            let name = if p.agent.is_empty() { DEFAULT_AGENT } else { p.agent.as_str() };
+            out.push(p.summary(name, config, now));
+        }
+    }
+    out.sort_by(|a, b| a.agent.cmp(&b.agent));
+    out.truncate(MAX_SHOWN);
+    Ok(out)
 }
 
 /// Removes one agent's profile, or every profile; returns how many were removed.
-pub fn reset(storage: &dyn Storage, agent: Option<&str>) -> Result<u32, crate::ports::StorageError> {
+pub fn reset(secret: &[u8], storage: &dyn Storage, agent: Option<&str>) -> Result<u32, crate::ports::StorageError> {
     let mut removed = 0u32;
     if let Some(a) = agent {
-        if storage.delete(NAMESPACE, &agent_key(Some(a)), crate::ports::Condition::Any)? {
+        if storage.delete(NAMESPACE, &agent_key(secret, Some(a)), crate::ports::Condition::Any)? {
             removed = 1;
         }
         return Ok(removed);

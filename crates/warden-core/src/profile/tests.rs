@@ -1,35 +1,18 @@
 use super::*;
 use crate::Warden;
-use crate::fakes::{MemoryStorage, ScriptedHttp, VecLog};
 use crate::model::{Decision, Identity, Verdict};
-use crate::ports::{Ports, StorageError};
+use crate::ports::StorageError;
+use crate::test_support::{Env, configured, host_context};
 use serde_json::{Value, json};
 
 const T0: u64 = 1_700_000_000_000;
 
-struct Env {
-    storage: MemoryStorage,
-    http: ScriptedHttp,
-    log: VecLog,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env { storage: MemoryStorage::default(), http: ScriptedHttp::unreachable(), log: VecLog::default() }
-    }
-
-    fn ports(&self) -> Ports<'_> {
-        Ports { http: &self.http, storage: &self.storage, log: &self.log }
-    }
-}
-
 fn warden(profile: Value) -> Warden {
-    let config = json!({"tools": {"askKinds": []}, "profile": profile});
-    let mut w = Warden::configure(&config.to_string()).expect("valid config");
-    let host =
-        crate::host::HostContext { approval_secret: vec![7; crate::host::MIN_SECRET_BYTES], ..Default::default() };
-    w.set_host_context(&host).expect("valid host context");
-    w
+    configured(&json!({"tools": {"askKinds": []}, "profile": profile}).to_string())
+}
+
+fn secret() -> Vec<u8> {
+    host_context().approval_secret
 }
 
 fn call(tool: &str, args: Value, agent: Option<&str>, now_ms: u64) -> ToolCall {
@@ -250,7 +233,7 @@ fn the_host_list_is_bounded_at_max_hosts_oldest_first() {
     for i in 0..3u64 {
         w.check_tool_call(&env.ports(), &fetch(&format!("https://h{i}.example/"), T0 + i));
     }
-    let key = agent_key(None);
+    let key = agent_key(&secret(), None);
     let at = |env: &Env| crate::store::get_json::<Profile>(&env.storage, NAMESPACE, &key).unwrap().unwrap().0;
     assert_eq!(at(&env).hosts.len(), 3, "exactly at the bound");
     w.check_tool_call(&env.ports(), &fetch("https://h3.example/", T0 + 3));
@@ -291,15 +274,17 @@ fn show_counts_and_reset_clears_one_or_all() {
     let w = warden(json!({"learningCalls": 2}));
     learn_reads(&w, &env, 3);
     w.check_tool_call(&env.ports(), &call("WebFetch", json!({"url": "https://a.example/"}), Some("web"), T0));
-    let config = &w.config().profile;
-    let s = show(config, &env.storage, None, T0).unwrap().unwrap();
+    let shown = w.profile_show(&env.ports(), None, T0).unwrap();
+    let names: Vec<&str> = shown.iter().map(|s| s.agent.as_str()).collect();
+    assert_eq!(names, ["default", "web"], "every profile, by name");
+    let s = &w.profile_show(&env.ports(), Some("default"), T0).unwrap()[0];
     assert_eq!((s.agent.as_str(), s.calls, s.tools, s.paths, s.learning), ("default", 3, 1, 1, false));
-    assert_eq!(reset(&env.storage, Some("default")).unwrap(), 1);
-    assert!(show(config, &env.storage, None, T0).unwrap().is_none());
-    assert_eq!(reset(&env.storage, Some("default")).unwrap(), 0);
-    assert!(show(config, &env.storage, Some("web"), T0).unwrap().is_some());
-    assert_eq!(reset(&env.storage, None).unwrap(), 1);
-    assert!(show(config, &env.storage, Some("web"), T0).unwrap().is_none());
+    assert_eq!(w.profile_reset(&env.ports(), Some("default")).unwrap(), 1);
+    assert!(w.profile_show(&env.ports(), Some("default"), T0).unwrap().is_empty());
+    assert_eq!(w.profile_reset(&env.ports(), Some("default")).unwrap(), 0);
+    assert_eq!(w.profile_show(&env.ports(), Some("web"), T0).unwrap().len(), 1);
+    assert_eq!(w.profile_reset(&env.ports(), None).unwrap(), 1);
+    assert!(w.profile_show(&env.ports(), None, T0).unwrap().is_empty());
 }
 
 #[test]
@@ -334,4 +319,79 @@ fn path_prefixes_keep_three_folders() {
     assert_eq!(path_prefix("/home/a/src/x/y.rs"), "/home/a/src");
     assert_eq!(path_prefix("/etc/passwd"), "/etc");
     assert_eq!(path_prefix("/home/a/../../etc/shadow"), "/etc");
+}
+
+/// Storage where, just before the first profile write, another session's
+/// calls land in the same profile.
+struct Interleaved {
+    inner: crate::fakes::MemoryStorage,
+    others: core::cell::Cell<u64>,
+}
+
+impl Storage for Interleaved {
+    fn get(&self, ns: &str, key: &str) -> Result<Option<crate::ports::Entry>, StorageError> {
+        self.inner.get(ns, key)
+    }
+    fn set(&self, ns: &str, key: &str, value: &[u8], when: crate::ports::Condition) -> Result<u64, StorageError> {
+        let others = self.others.replace(0);
+        if ns == NAMESPACE && others > 0 {
+            let mut theirs: Profile = serde_json::from_slice(&self.inner.get(ns, key)?.unwrap().value).unwrap();
+            theirs.calls += others;
+            self.inner.set(ns, key, &serde_json::to_vec(&theirs).unwrap(), crate::ports::Condition::Any)?;
+        }
+        self.inner.set(ns, key, value, when)
+    }
+    fn delete(&self, ns: &str, key: &str, when: crate::ports::Condition) -> Result<bool, StorageError> {
+        self.inner.delete(ns, key, when)
+    }
+    fn list(
+        &self,
+        ns: &str,
+        prefix: &str,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<(String, crate::ports::Entry)>, StorageError> {
+        self.inner.list(ns, prefix, limit, reverse)
+    }
+    fn commit(&self, writes: &[crate::ports::Write]) -> Result<(), crate::ports::BatchError> {
+        self.inner.commit(writes)
+    }
+}
+
+#[test]
+fn a_call_that_loses_a_write_race_is_recorded_into_the_newer_profile() {
+    let env = Env::new();
+    let storage = Interleaved { inner: crate::fakes::MemoryStorage::default(), others: core::cell::Cell::new(0) };
+    let ports = crate::ports::Ports { http: &env.http, storage: &storage, log: &env.log };
+    let w = warden(json!({"learningCalls": 1}));
+    w.check_tool_call(&ports, &read("/work/src/a.rs", T0));
+    storage.others.set(100);
+    let v = w.check_tool_call(&ports, &read("/work/src/b.rs", T0 + 1));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{v:?}");
+    assert!(signal(&v, rules::UNAVAILABLE).is_none(), "a conflict is retried, not reported: {v:?}");
+    let shown = w.profile_show(&ports, Some("default"), T0 + 2).unwrap();
+    assert_eq!(shown[0].calls, 102, "1 + the other session's 100 + this call");
+}
+
+#[test]
+fn a_new_host_inside_a_shell_command_is_a_new_host() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 1}));
+    let sh = |cmd: &str, now| call("Bash", json!({"command": cmd}), None, now);
+    let v = w.check_tool_call(&env.ports(), &sh("curl -s https://api.known.example/v1/status", T0));
+    assert_eq!(v.rule, "tools.allow", "{v:?}");
+    let v = w.check_tool_call(&env.ports(), &sh("curl -s https://api.known.example/v1/items", T0 + 1));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "{v:?}");
+    let v = w.check_tool_call(&env.ports(), &sh("curl -s https://collector.elsewhere.example/u", T0 + 2));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::NEW_HOST), "{v:?}");
+}
+
+#[test]
+fn an_unavailable_store_leaves_the_judges_decision_and_says_so() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 1}));
+    learn_reads(&w, &env, 2);
+    env.storage.fail_with(StorageError::Unavailable("down".into()));
+    let v = w.check_tool_call(&env.ports(), &fetch("https://never-seen.example/", T0 + 5));
+    assert_ne!(v.rule, rules::NEW_HOST, "fail-open: the profile decides nothing: {v:?}");
 }
