@@ -531,6 +531,20 @@ impl Runtime {
         self.admin(|g, s| f(g.warden_guard_gate(), s))
     }
 
+    /// Agent profiles: one agent's, or every agent's when `agent` is `None`.
+    pub fn profile_show(
+        &self,
+        agent: Option<&str>,
+        now_ms: u64,
+    ) -> Result<Vec<crate::bindings::exports::warden::guard::profiles::ProfileSummary>, CallError> {
+        self.admin(|g, s| g.warden_guard_profiles().call_show(s, agent, now_ms))
+    }
+
+    /// Forgets one agent's profile, or every profile; returns how many were removed.
+    pub fn profile_reset(&self, agent: Option<&str>) -> Result<u32, CallError> {
+        self.admin(|g, s| g.warden_guard_profiles().call_reset(s, agent))
+    }
+
     /// Walks the audit trail and names its first broken link.
     pub fn audit_verify(&self) -> Result<crate::bindings::exports::warden::guard::audit::VerifyReport, CallError> {
         self.admin(|g, s| g.warden_guard_audit().call_verify(s))

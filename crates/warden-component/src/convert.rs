@@ -338,3 +338,16 @@ pub fn audit_entry(e: warden_core::audit::Entry) -> crate::exports::warden::guar
         hash: e.hash,
     }
 }
+
+pub fn profile_summary(p: warden_core::profile::Summary) -> crate::exports::warden::guard::profiles::ProfileSummary {
+    crate::exports::warden::guard::profiles::ProfileSummary {
+        agent: p.agent,
+        calls: p.calls,
+        tools: p.tools,
+        kinds: p.kinds,
+        hosts: p.hosts,
+        paths: p.paths,
+        peak_per_hour: p.peak_per_hour,
+        learning: p.learning,
+    }
+}

@@ -24,6 +24,7 @@ use exports::warden::guard::policy::{
     Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, Observation,
     OutboundMessage, OutcomeReport, PinState, ToolCall, ToolResult, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
+use exports::warden::guard::profiles::{Guest as ProfilesGuest, ProfileSummary};
 use warden::guard::types::{PolicyError, Verdict};
 use warden_core::Warden;
 
@@ -225,6 +226,17 @@ impl GateGuest for Component {
 
     fn status() -> Result<GateStatus, PolicyError> {
         configured(|w| w.gate_status(&ports::host())).map(convert::gate_status)
+    }
+}
+
+impl ProfilesGuest for Component {
+    fn show(agent: Option<String>, now_ms: u64) -> Result<Vec<ProfileSummary>, PolicyError> {
+        configured(|w| w.profile_show(&ports::host(), agent.as_deref(), now_ms))
+            .map(|all| all.into_iter().map(convert::profile_summary).collect())
+    }
+
+    fn reset(agent: Option<String>) -> Result<u32, PolicyError> {
+        configured(|w| w.profile_reset(&ports::host(), agent.as_deref()))
     }
 }
 

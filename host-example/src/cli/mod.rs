@@ -5,6 +5,7 @@ mod audit;
 mod demo;
 mod gate;
 mod listed;
+mod profile;
 
 use crate::clock::Clock;
 use crate::json::{self, VerdictJson};
@@ -251,6 +252,11 @@ enum Command {
     Audit {
         #[command(subcommand)]
         command: audit::AuditCommand,
+    },
+    /// Agent profiles: show what each agent usually does, or reset a profile so it learns again.
+    Profile {
+        #[command(subcommand)]
+        command: profile::ProfileCommand,
     },
     /// Print `dlp.listedValues.hashed` entries for the values read one a line on stdin.
     HashValues {
@@ -712,6 +718,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         }
         Command::Gate { command } => gate::run(&host, clock, command, stdout),
         Command::Audit { command } => audit::run(&host, command, stdout),
+        Command::Profile { command } => profile::run(&host, command, stdout),
         Command::Demo { db } => demo::run(&host, db, stdout),
         Command::HashValues { key_file } => listed::run(&key_file, stdin, stdout),
     }

@@ -351,7 +351,7 @@ pub fn judge_step(
     let seen = Observed::of(secret, call, entry, args);
     let name = agent_name(call.identity.agent_id.as_deref());
     let key = agent_key(secret, Some(name));
-    let mut read = match crate::store::get_json::<Profile>(storage, NAMESPACE, &key) {
+    let read = match crate::store::get_json::<Profile>(storage, NAMESPACE, &key) {
         Ok(read) => read,
         Err(e) => {
             signals.push(unavailable(&e));
@@ -374,37 +374,68 @@ pub fn judge_step(
     }
     let verdict = verdict.map(|v| v.under(config.mode));
     if verdict.as_ref().is_none_or(|v| v.decision == crate::model::Decision::Allow) {
-        // Calls of one agent in several sessions write the same record: on a
-        // conflict the call is recorded into the newer profile, a bounded
-        // number of times.
-        let mut attempt = 1;
-        loop {
-            let mut profile = read.as_ref().map(|(p, _)| p.clone()).unwrap_or_default();
-            profile.agent = name.to_string();
-            record(&mut profile, config, call.now_ms, &seen);
-            match crate::store::put_json(storage, NAMESPACE, &key, &profile, crate::store::unchanged(&read)) {
-                Ok(_) => break,
-                Err(crate::ports::StorageError::Conflict) if attempt < MAX_WRITE_ATTEMPTS => {
-                    attempt += 1;
-                    match crate::store::get_json::<Profile>(storage, NAMESPACE, &key) {
-                        Ok(again) => read = again,
-                        Err(e) => {
-                            signals.push(unavailable(&e));
-                            break;
-                        }
-                    }
-                }
-                Err(e) => {
-                    signals.push(unavailable(&e));
-                    break;
-                }
-            }
-        }
+        write(config, storage, call.now_ms, name, &key, read, &seen, signals);
     }
     verdict.map(|mut v| {
         v.signals.append(signals);
         v
     })
+}
+
+/// Records a call that a person's remembered answer allowed before the
+/// profile step was reached, so an approved call joins the profile.
+pub fn learn(
+    config: &ProfileConfig,
+    storage: &dyn Storage,
+    secret: &[u8],
+    call: &ToolCall,
+    entry: Option<&ToolEntry>,
+    args: &Value,
+    signals: &mut Vec<Signal>,
+) {
+    if !config.enabled {
+        return;
+    }
+    let seen = Observed::of(secret, call, entry, args);
+    let name = agent_name(call.identity.agent_id.as_deref());
+    let key = agent_key(secret, Some(name));
+    match crate::store::get_json::<Profile>(storage, NAMESPACE, &key) {
+        Ok(read) => write(config, storage, call.now_ms, name, &key, read, &seen, signals),
+        Err(e) => signals.push(unavailable(&e)),
+    }
+}
+
+/// Records `seen` into the profile `read` and writes it. Calls of one agent
+/// in several sessions write the same record: on a conflict the call is
+/// recorded into the newer profile, at most [`MAX_WRITE_ATTEMPTS`] times.
+#[expect(clippy::too_many_arguments, reason = "each argument is a different part of the write")]
+fn write(
+    config: &ProfileConfig,
+    storage: &dyn Storage,
+    now: u64,
+    name: &str,
+    key: &str,
+    mut read: Option<(Profile, u64)>,
+    seen: &Observed,
+    signals: &mut Vec<Signal>,
+) {
+    let mut attempt = 1;
+    loop {
+        let mut profile = read.as_ref().map(|(p, _)| p.clone()).unwrap_or_default();
+        profile.agent = name.to_string();
+        record(&mut profile, config, now, seen);
+        match crate::store::put_json(storage, NAMESPACE, key, &profile, crate::store::unchanged(&read)) {
+            Ok(_) => return,
+            Err(crate::ports::StorageError::Conflict) if attempt < MAX_WRITE_ATTEMPTS => {
+                attempt += 1;
+                match crate::store::get_json::<Profile>(storage, NAMESPACE, key) {
+                    Ok(again) => read = again,
+                    Err(e) => return signals.push(unavailable(&e)),
+                }
+            }
+            Err(e) => return signals.push(unavailable(&e)),
+        }
+    }
 }
 
 fn unavailable(e: &crate::ports::StorageError) -> Signal {

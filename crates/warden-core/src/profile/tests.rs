@@ -395,3 +395,28 @@ fn an_unavailable_store_leaves_the_judges_decision_and_says_so() {
     let v = w.check_tool_call(&env.ports(), &fetch("https://never-seen.example/", T0 + 5));
     assert_ne!(v.rule, rules::NEW_HOST, "fail-open: the profile decides nothing: {v:?}");
 }
+
+#[test]
+fn a_call_a_person_approved_joins_the_profile_so_other_sessions_are_not_asked() {
+    let env = Env::new();
+    let w = warden(json!({"enforce": true, "learningCalls": 1}));
+    learn_reads(&w, &env, 2);
+    let asked = w.check_tool_call(&env.ports(), &fetch("https://docs.example/a", T0 + 10));
+    assert_eq!((asked.decision, asked.rule.as_str()), (Decision::Ask, rules::NEW_HOST), "{asked:?}");
+    let approval = crate::model::Approval {
+        key: asked.approval_key.clone().expect("an ask carries a key"),
+        allow: true,
+        scope: crate::model::Scope::Session,
+        session_id: Some("s1".into()),
+        call_id: None,
+        now_ms: T0 + 11,
+        idempotency_key: None,
+    };
+    w.record_approval(&env.ports(), &approval).expect("recorded");
+    let v = w.check_tool_call(&env.ports(), &fetch("https://docs.example/a", T0 + 12));
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "memory.allow"), "{v:?}");
+    let mut other = fetch("https://docs.example/b", T0 + 13);
+    other.session_id = Some("s2".into());
+    let v = w.check_tool_call(&env.ports(), &other);
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, "tools.allow"), "the host is known now: {v:?}");
+}

@@ -423,6 +423,7 @@ fn evaluate(
     if let Some(s) = saved.filter(|s| s.allow) {
         match memory::consume(ports.storage, &s) {
             Ok(true) => {
+                crate::profile::learn(profile, ports.storage, &host.secret, call, entry, args, &mut signals);
                 let mut v = Verdict::allow(
                     rules::MEMORY_ALLOW,
                     format!("A person allowed this exact call before (scope `{}`).", s.scope.as_str()),

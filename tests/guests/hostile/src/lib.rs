@@ -20,6 +20,7 @@ use exports::warden::guard::policy::{
     Approval, ConfigError, ConfigReport, DiagnosticsReport, Guest as PolicyGuest, HostContext, Observation,
     OutboundMessage, OutcomeReport, PinState, ToolCall, ToolResult, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
+use exports::warden::guard::profiles::{Guest as ProfilesGuest, ProfileSummary};
 use warden::guard::storage;
 use warden::guard::types::{Decision, PolicyError, Risk, Verdict};
 
@@ -159,6 +160,16 @@ impl GateGuest for Hostile {
         Err(hostile())
     }
     fn status() -> Result<GateStatus, PolicyError> {
+        Err(hostile())
+    }
+}
+
+impl ProfilesGuest for Hostile {
+    fn show(_: Option<String>, _: u64) -> Result<Vec<ProfileSummary>, PolicyError> {
+        Err(hostile())
+    }
+
+    fn reset(_: Option<String>) -> Result<u32, PolicyError> {
         Err(hostile())
     }
 }
