@@ -43,8 +43,6 @@ pub const MAX_PATHS_PER_CALL: usize = 16;
 pub const MAX_RESET_PAGE: u32 = 256;
 /// Most profiles `show` lists.
 pub const MAX_SHOWN: usize = 1024;
-/// Attempts to write a profile when another call wrote it in between.
-pub const MAX_WRITE_ATTEMPTS: usize = 3;
 /// One hour, in milliseconds: the rate window.
 pub const HOUR_MS: u64 = 60 * 60 * 1000;
 /// One day, in milliseconds.
@@ -406,8 +404,9 @@ pub fn learn(
 }
 
 /// Records `seen` into the profile `read` and writes it. Calls of one agent
-/// in several sessions write the same record: on a conflict the call is
-/// recorded into the newer profile, at most [`MAX_WRITE_ATTEMPTS`] times.
+/// in several sessions write the same record: when another wrote it since
+/// it was read, the call is recorded into the newer profile (the store's
+/// bounded retry).
 #[expect(clippy::too_many_arguments, reason = "each argument is a different part of the write")]
 fn write(
     config: &ProfileConfig,
@@ -415,26 +414,29 @@ fn write(
     now: u64,
     name: &str,
     key: &str,
-    mut read: Option<(Profile, u64)>,
+    read: Option<(Profile, u64)>,
     seen: &Observed,
     signals: &mut Vec<Signal>,
 ) {
-    let mut attempt = 1;
-    loop {
-        let mut profile = read.as_ref().map(|(p, _)| p.clone()).unwrap_or_default();
+    let into = |p: Option<Profile>| {
+        let mut profile = p.unwrap_or_default();
         profile.agent = name.to_string();
         record(&mut profile, config, now, seen);
-        match crate::store::put_json(storage, NAMESPACE, key, &profile, crate::store::unchanged(&read)) {
-            Ok(_) => return,
-            Err(crate::ports::StorageError::Conflict) if attempt < MAX_WRITE_ATTEMPTS => {
-                attempt += 1;
-                match crate::store::get_json::<Profile>(storage, NAMESPACE, key) {
-                    Ok(again) => read = again,
-                    Err(e) => return signals.push(unavailable(&e)),
-                }
-            }
-            Err(e) => return signals.push(unavailable(&e)),
+        Some(profile)
+    };
+    let when = crate::store::unchanged(&read);
+    let written = match into(read.map(|(p, _)| p)) {
+        Some(p) => crate::store::put_json(storage, NAMESPACE, key, &p, when).map(|_| ()),
+        None => Ok(()),
+    };
+    let written = match written {
+        Err(crate::ports::StorageError::Conflict) => {
+            crate::store::update_json::<Profile>(storage, NAMESPACE, key, into).map(|_| ())
         }
+        other => other,
+    };
+    if let Err(e) = written {
+        signals.push(unavailable(&e));
     }
 }
 
