@@ -116,6 +116,9 @@ impl Warden {
         if self.config.profile.enabled {
             checks.push(self.config.profile.status());
         }
+        if self.config.risk.enabled {
+            checks.push(self.config.risk.status());
+        }
         if self.config.audit.enabled {
             checks.push(self.config.audit.status());
         }
@@ -218,7 +221,9 @@ impl Warden {
     /// Judges a tool call. Fails closed: arguments that are not a JSON object,
     /// and a pin that cannot be read, refuse the call.
     pub fn check_tool_call(&self, ports: &Ports<'_>, call: &ToolCall) -> Verdict {
-        let verdict = self.judge_tool_call(ports, call);
+        let mut risk = crate::risk::Pending::default();
+        let mut verdict = self.judge_tool_call(ports, call, &mut risk);
+        crate::risk::after_call(&self.config.risk, ports.storage, risk, &mut verdict);
         let keep = self.config.audit.keep_inputs;
         let written = self.audit(ports, || crate::audit::Draft::tool_call(&self.audit_key, call, &verdict, keep));
         let verdict = self.unrecorded(verdict, written);
@@ -240,7 +245,7 @@ impl Warden {
         verdict
     }
 
-    fn judge_tool_call(&self, ports: &Ports<'_>, call: &ToolCall) -> Verdict {
+    fn judge_tool_call(&self, ports: &Ports<'_>, call: &ToolCall, risk: &mut crate::risk::Pending) -> Verdict {
         let args: Value = match serde_json::from_str(&call.arguments) {
             Ok(v @ Value::Object(_)) => v,
             Ok(other) => {
@@ -267,7 +272,8 @@ impl Warden {
         {
             return v.clone();
         }
-        let kind = self.config.tools.classify(&call.tool_name).map_or(tools::taxonomy::Kind::Other, |e| e.kind);
+        let entry = self.config.tools.classify(&call.tool_name);
+        let kind = entry.map_or(tools::taxonomy::Kind::Other, |e| e.kind);
         let decision_of = |rule: &str| self.config.tools.rule(rule).decision.decision().as_str();
         let mut context = match crate::session::before_call(&self.config.context, ports, call, kind, &decision_of) {
             Ok(pre) => pre,
@@ -280,6 +286,9 @@ impl Warden {
             }
             Err(e) => return tools::storage_failure(&e).under(self.config.tools.mode),
         }
+        *risk = crate::risk::before_call(&self.config.risk, &self.host.secret, ports.storage, call, entry, &args);
+        context.asks.extend(risk.ask.take());
+        context.signals.append(&mut risk.signals);
         let judged = tools::judge(
             &self.config.tools,
             &self.tools_version,

@@ -36,6 +36,7 @@ pub mod paths;
 pub mod pin;
 pub mod ports;
 pub mod profile;
+pub mod risk;
 pub mod safety;
 #[cfg(feature = "schema")]
 pub mod schema;

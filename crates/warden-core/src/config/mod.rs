@@ -40,6 +40,7 @@ const TOP_LEVEL: &[&str] = &[
     "drift",
     "audit",
     "profile",
+    "risk",
 ];
 
 /// The whole Warden configuration.
@@ -81,6 +82,9 @@ pub struct Config {
     /// Agent profiles: what each agent usually does, and what a call outside that decides.
     #[serde(skip_serializing_if = "crate::profile::ProfileConfig::is_absent")]
     pub profile: crate::profile::ProfileConfig,
+    /// Cross-session risk fingerprints: patterns of calls that ended in a deny before.
+    #[serde(skip_serializing_if = "crate::risk::RiskConfig::is_absent")]
+    pub risk: crate::risk::RiskConfig,
 }
 
 impl Config {
@@ -136,10 +140,27 @@ impl Config {
         let audit = AuditConfig::read(&mut r, section);
         let section = r.section(&obj, "profile", crate::profile::ProfileConfig::FIELDS);
         let profile = crate::profile::ProfileConfig::read(&mut r, section);
+        let section = r.section(&obj, "risk", crate::risk::RiskConfig::FIELDS);
+        let risk = crate::risk::RiskConfig::read(&mut r, section);
         if r.has_errors() {
             return Err(r.into_errors());
         }
-        Ok(Config { schema, debug, destinations, pin, safety, tools, gate, dlp, flow, context, drift, audit, profile })
+        Ok(Config {
+            schema,
+            debug,
+            destinations,
+            pin,
+            safety,
+            tools,
+            gate,
+            dlp,
+            flow,
+            context,
+            drift,
+            audit,
+            profile,
+            risk,
+        })
     }
 
     /// Digest of everything that can change a decision: remembered approvals

@@ -422,11 +422,7 @@ pub fn before_call(
     let Some(session) = call.session_id.as_deref().filter(|s| !s.is_empty()) else {
         return Ok(Report::default());
     };
-    let mut text = call.tool_name.to_lowercase();
-    text.push(' ');
-    let args = call.arguments.as_str();
-    let cut = args.char_indices().nth(MAX_SCANNED_CHARS).map_or(args.len(), |(i, _)| i);
-    text.push_str(&args.get(..cut).unwrap_or_default().to_lowercase().replace("\\/", "/"));
+    let text = call_text(call);
     let mut seen = None;
     crate::store::update_json::<State>(ports.storage, NAMESPACE, &record_key(session), |current| {
         let mut s = current.filter(|s| s.format == FORMAT)?;
@@ -443,6 +439,28 @@ pub fn before_call(
         return Ok(Report::default());
     };
     Ok(score(config, key, &intent, &text, kind))
+}
+
+/// A call as drift and the risk check read it: the tool's name and the
+/// first [`MAX_SCANNED_CHARS`] of its arguments, lowercase, JSON's `\\/` as `/`.
+pub fn call_text(call: &ToolCall) -> String {
+    let mut text = call.tool_name.to_lowercase();
+    text.push(' ');
+    let args = call.arguments.as_str();
+    let cut = args.char_indices().nth(MAX_SCANNED_CHARS).map_or(args.len(), |(i, _)| i);
+    text.push_str(&args.get(..cut).unwrap_or_default().to_lowercase().replace("\\/", "/"));
+    text
+}
+
+/// The sensitive targets a call's text touches, one bit per category (ssh
+/// keys, cloud credentials, system credentials, crypto keys, exfiltration,
+/// privilege escalation, persistence), whatever the intent named.
+pub fn target_bits(text: &str) -> u8 {
+    TARGETS
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.marks.iter().any(|m| text.contains(m)))
+        .fold(0u8, |bits, (i, _)| bits | (1u8 << (i as u32 % 8)))
 }
 
 fn score(config: &DriftConfig, key: &TopicKey, intent: &State, text: &str, kind: Kind) -> Report {

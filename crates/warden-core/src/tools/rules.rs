@@ -163,4 +163,5 @@ pub const RULES: &[RuleInfo] = &[
     rule(crate::profile::rules::NEW_HOST, D::Ask, R::Medium, S::Session),
     rule(crate::profile::rules::NEW_PATH, D::Ask, R::Medium, S::Session),
     rule(crate::profile::rules::RATE, D::Ask, R::Medium, S::Session),
+    rule(crate::risk::RECURRING_PATTERN, D::Ask, R::High, S::Once),
 ];
