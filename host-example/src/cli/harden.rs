@@ -249,7 +249,7 @@ fn out(stdout: &mut dyn Write, text: &str) -> Result<(), Failure> {
 }
 
 /// `warden audit-config`.
-pub fn audit(
+pub(super) fn audit(
     host: &HostArgs,
     target: &Target,
     path: Option<PathBuf>,
@@ -303,7 +303,7 @@ fn table(runtime: RuntimeArg, path: &Path, findings: &[ConfigFinding]) -> String
 }
 
 /// `warden harden`.
-pub fn harden(
+pub(super) fn harden(
     host: &HostArgs,
     target: &Target,
     path: Option<PathBuf>,
@@ -397,7 +397,7 @@ fn backup_of(backup: &Path) -> Option<(PathBuf, (String, u32))> {
 }
 
 /// `warden rollback`.
-pub fn rollback(
+pub(super) fn rollback(
     target: &Target,
     file: Option<PathBuf>,
     backup: Option<PathBuf>,
@@ -451,4 +451,24 @@ fn latest_backup(path: &Path) -> Result<PathBuf, Failure> {
     best.map(|(_, p)| p).ok_or_else(|| {
         Failure::invalid(format!("{} has no backup beside it ({BACKUP_MARK}...); nothing was changed", path.display()))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backups_written_in_the_same_instant_never_overwrite_each_other() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, "a: 1\n").expect("write");
+        let written: Vec<PathBuf> = (0..20)
+            .map(|i| write_backup(&path, format!("v{i}").as_bytes()).map_err(|f| f.message).expect("backup"))
+            .collect();
+        for (i, b) in written.iter().enumerate() {
+            assert_eq!(std::fs::read_to_string(b).expect("read"), format!("v{i}"), "{}", b.display());
+        }
+        // The newest is the one written last, counters ordered as numbers (`-10` after `-9`).
+        assert_eq!(latest_backup(&path).map_err(|f| f.message).expect("latest"), written[19]);
+    }
 }

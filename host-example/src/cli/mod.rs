@@ -4,7 +4,7 @@
 mod audit;
 mod demo;
 mod gate;
-mod harden;
+pub(crate) mod harden;
 mod listed;
 
 use crate::clock::Clock;
