@@ -228,7 +228,7 @@ fn findings(runtime: AgentRuntime, root: &Node) -> Vec<Finding> {
             None,
         ));
     }
-    out.sort_by(|a, b| b.risk.cmp(&a.risk));
+    out.sort_by_key(|f| core::cmp::Reverse(f.risk));
     out
 }
 

@@ -84,11 +84,10 @@ pub fn audit(root: &Node, out: &mut Vec<Finding>) {
             PLUGIN_MISSING,
             Risk::High,
             super::tree::display(&base),
-            format!(
-                "there is no entry for Warden's plugin: install it (`openclaw plugins install <folder>`) and enable \
-                 it with `hooks.allowConversationAccess: true`; not fixed automatically, because an entry for a \
-                 plugin that is not installed stops the gateway from starting"
-            ),
+            "there is no entry for Warden's plugin: install it (`openclaw plugins install <folder>`) and enable it \
+             with `hooks.allowConversationAccess: true`; not fixed automatically, because an entry for a plugin \
+             that is not installed stops the gateway from starting"
+                .to_string(),
             None,
         ));
         return;

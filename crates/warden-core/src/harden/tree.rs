@@ -136,7 +136,7 @@ impl Node {
         match &self.kind {
             Kind::Num(n) => n.parse::<u64>().ok().or_else(|| {
                 let f: f64 = n.parse().ok()?;
-                (f >= 0.0 && f <= 1.0e15 && libm::floor(f) == f).then_some(f as u64)
+                ((0.0..=1.0e15).contains(&f) && libm::floor(f) == f).then_some(f as u64)
             }),
             _ => None,
         }
