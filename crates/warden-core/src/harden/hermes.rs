@@ -10,6 +10,9 @@ pub const PLUGIN_NAME: &str = "warden";
 /// The approval mode a fix sets: Hermes asks the person for every dangerous command.
 pub const SAFE_APPROVAL_MODE: &str = "manual";
 
+/// `approvals.cron_mode` values Hermes treats as `approve`.
+pub const CRON_APPROVING: [&str; 4] = ["approve", "off", "allow", "yes"];
+
 pub const PLUGIN_NOT_ENABLED: &str = "config.hermes.plugin-not-enabled";
 pub const PLUGIN_DISABLED: &str = "config.hermes.plugin-disabled";
 pub const APPROVALS_OFF: &str = "config.hermes.approvals-off";
@@ -44,21 +47,23 @@ pub fn audit(root: &Node, out: &mut Vec<Finding>) {
         ));
     }
     let mode = keys(&["approvals", "mode"]);
+    // As Hermes normalizes it: false is `off`, true `manual`, strings trimmed and lowercased.
     match root.at(&mode).map(|n| &n.kind) {
-        // PyYAML reads an unquoted `off` as false.
         Some(Kind::Bool(false)) => out.push(approvals_off(mode)),
-        Some(Kind::Str(s)) if s == "off" => out.push(approvals_off(mode)),
-        Some(Kind::Str(s)) if s == "smart" => out.push(approvals_smart(mode, "`smart`")),
+        Some(Kind::Str(s)) if s.trim().eq_ignore_ascii_case("off") => out.push(approvals_off(mode)),
+        Some(Kind::Str(s)) if s.trim().eq_ignore_ascii_case("smart") => out.push(approvals_smart(mode, "`smart`")),
         None | Some(Kind::Null) => out.push(approvals_smart(mode, "not set, so Hermes' default `smart` applies")),
         _ => {}
     }
     let cron = keys(&["approvals", "cron_mode"]);
-    if root.at(&cron).and_then(Node::as_str) == Some("approve") {
+    // Hermes reads `str(value).lower().strip()`: these words approve; YAML's unquoted yes/off are booleans, which deny.
+    let approving = |s: &str| CRON_APPROVING.iter().any(|w| s.trim().eq_ignore_ascii_case(w));
+    if let Some(word) = root.at(&cron).and_then(Node::as_str).filter(|s| approving(s)) {
         out.push(Finding::new(
             CRON_AUTO_APPROVE,
             Risk::High,
             super::tree::display(&cron),
-            "`approve` runs every dangerous command of a cron job without asking; the fix sets `deny`".to_string(),
+            format!("`{word}` runs every dangerous command of a cron job without asking; the fix sets `deny`"),
             set(cron, "deny".into()),
         ));
     }

@@ -360,12 +360,15 @@ impl<'a> Parser<'a> {
                         break;
                     }
                 }
-                Ok(Node {
-                    kind: Kind::Str(self.text[start..last].to_string()),
-                    span: start..last,
-                    entry: start..last,
-                    block: false,
-                })
+                // Its text as PyYAML reads it, near enough for the rules (which trim): the lines
+                // without their indentation, joined by line feeds (`|`) or spaces (`>`).
+                let parts: Vec<&str> = self.lines[line + 1..self.next]
+                    .iter()
+                    .filter(|n| !n.blank())
+                    .map(|n| self.text[n.content..n.end].trim_end())
+                    .collect();
+                let value = parts.join(if body.starts_with('|') { "\n" } else { " " });
+                Ok(Node { kind: Kind::Str(value), span: start..last, entry: start..last, block: false })
             }
             Some('&') | Some('*') | Some('!') => {
                 Err(err(self.text, start, "anchors, aliases and tags are not supported"))
