@@ -13,8 +13,9 @@
 //
 // OpenClaw imports this module several times per process (registration modes
 // `full`, `discovery`, ...) and keeps `register` synchronous, so nothing is
-// loaded here: the guard starts on the first hook that fires, and guards are
-// shared through a process-wide registry keyed by configuration and database.
+// loaded while registering: the guard starts on the first hook that fires, or,
+// in `full` mode, for the audit of OpenClaw's configuration started here; guards
+// are shared through a process-wide registry keyed by configuration and database.
 
 import fs from "node:fs";
 import path from "node:path";
