@@ -96,3 +96,20 @@ fn a_failing_guest_lets_inbound_turns_proceed_unchecked() {
     assert_eq!(outcome.rule, "host.guest-failure");
     assert_eq!(outcome.append_context, None);
 }
+
+#[test]
+fn a_spinning_or_trapping_guest_fails_the_configuration_audit_and_writes_nothing() {
+    use warden_host::CallError;
+    use warden_host::bindings::exports::warden::guard::runtime_config::AgentRuntime;
+    let (rt, _log, _db) = hostile(limits(200, 32));
+    match rt.audit_config(AgentRuntime::Openclaw, "spin") {
+        Err(CallError::Guest(m)) => assert!(m.contains("CPU deadline"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    match rt.harden_config(AgentRuntime::Hermes, "crash") {
+        Err(CallError::Guest(m)) => assert!(m.contains("unreachable"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // The instance was replaced: the next call is answered (here, the hostile guest's typed error).
+    assert!(matches!(rt.audit_config(AgentRuntime::ClaudeCode, "{}"), Err(CallError::Policy(_))));
+}

@@ -464,3 +464,27 @@ fn a_body_of_the_wrong_json_type_is_refused_without_naming_a_host_type() {
         assert!(!message.contains("Json") && !message.contains("struct") && !message.contains("enum"), "{message}");
     }
 }
+
+#[test]
+fn audit_config_answers_the_findings_of_the_cli_and_refuses_bad_input() {
+    let (s, _) = start("{}", 1 << 20);
+    let body = json!({"runtime": "openclaw", "text": "{plugins: {entries: {warden: {enabled: false}}}}"}).to_string();
+    let (status, v) = post(&s, "/v1/audit-config", Some(TOKEN), &body);
+    assert_eq!(status, 200, "{v}");
+    let rules: Vec<&str> =
+        v["findings"].as_array().expect("findings").iter().filter_map(|f| f["rule"].as_str()).collect();
+    assert!(rules.contains(&"config.openclaw.plugin-disabled"), "{rules:?}");
+    assert_eq!(
+        v["findings"][0]["fix"],
+        json!({"action": "set", "path": "plugins.entries.warden.enabled", "value": true})
+    );
+    assert_eq!(post(&s, "/v1/audit-config", None, &body).0, 401);
+    let (status, v) = post(&s, "/v1/audit-config", Some(TOKEN), r#"{"runtime": "cursor", "text": "{}"}"#);
+    assert_eq!(status, 400);
+    assert!(v["error"].as_str().unwrap_or_default().contains("`cursor`"), "{v}");
+    let (status, v) = post(&s, "/v1/audit-config", Some(TOKEN), r#"{"runtime": "hermes", "text": "a: [1\n"}"#);
+    assert_eq!(status, 400);
+    assert!(v["error"].as_str().unwrap_or_default().contains("not valid yaml"), "{v}");
+    let (status, _) = post(&s, "/v1/audit-config", Some(TOKEN), r#"{"runtime": "hermes"}"#);
+    assert_eq!(status, 400);
+}

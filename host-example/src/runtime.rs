@@ -11,6 +11,7 @@ use crate::bindings::exports::warden::guard::policy::{
     Approval, ConfigReport, DiagnosticsReport, HostContext, Observation, OutboundMessage, OutcomeReport, PinState,
     ToolCall, ToolResult, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
+use crate::bindings::exports::warden::guard::runtime_config::{AgentRuntime, ConfigFinding};
 use crate::bindings::warden::guard::types::{Decision, PolicyError, Risk, Verdict};
 use crate::bindings::{Guard, GuardPre, warden};
 use crate::http::HttpGateway;
@@ -332,6 +333,37 @@ impl Runtime {
         Ok(runtime)
     }
 
+    /// Loads the component with no policy, for the exports that need none
+    /// (`runtime-config`); every policy call answers `not-configured`.
+    pub fn without_policy(options: RuntimeOptions) -> Result<Runtime, StartError> {
+        let engine = engine().map_err(StartError::Load)?;
+        let bytes: std::borrow::Cow<'_, [u8]> = match &options.component {
+            ComponentSource::Embedded => EMBEDDED_COMPONENT.into(),
+            ComponentSource::Bytes(b) => b.as_slice().into(),
+            ComponentSource::File(p) => {
+                std::fs::read(p).with_context(|| format!("reading {}", p.display())).map_err(StartError::Load)?.into()
+            }
+        };
+        let component = load_component(engine, &bytes, options.cache_dir.as_deref()).map_err(StartError::Load)?;
+        let mut linker: Linker<HostState> = Linker::new(engine);
+        Guard::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+            .map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        let pre = GuardPre::new(pre).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        Ok(Runtime {
+            engine,
+            pre,
+            config: String::new(),
+            http: Arc::new(HttpGateway::new(Vec::new())),
+            storage: options.storage,
+            log: options.log,
+            limits: options.limits,
+            pool: Mutex::new(Vec::new()),
+            report: ConfigReport { policy_version: String::new(), checks: Vec::new(), warnings: Vec::new() },
+            host: options.host,
+        })
+    }
+
     /// What the component reported when it accepted the configuration.
     pub fn report(&self) -> &ConfigReport {
         &self.report
@@ -384,6 +416,10 @@ impl Runtime {
         }
         let mut instance = self.instantiate()?;
         self.declare(&mut instance)?;
+        if self.config.is_empty() {
+            // A runtime without a policy (`without_policy`).
+            return Ok(instance);
+        }
         let answer = instance
             .guard
             .warden_guard_policy()
@@ -557,6 +593,19 @@ impl Runtime {
         limit: u32,
     ) -> Result<Vec<crate::bindings::exports::warden::guard::audit::AuditEntry>, CallError> {
         self.admin(|g, s| g.warden_guard_audit().call_export(s, after, limit))
+    }
+}
+
+/// Configuration audit and hardening of an agent runtime (`runtime-config`).
+impl Runtime {
+    /// The findings in `text`, `runtime`'s configuration, most severe first.
+    pub fn audit_config(&self, runtime: AgentRuntime, text: &str) -> Result<Vec<ConfigFinding>, CallError> {
+        self.admin(|g, s| g.warden_guard_runtime_config().call_audit(s, runtime, text))
+    }
+
+    /// `text` with every fix applied and nothing else changed.
+    pub fn harden_config(&self, runtime: AgentRuntime, text: &str) -> Result<String, CallError> {
+        self.admin(|g, s| g.warden_guard_runtime_config().call_harden(s, runtime, text))
     }
 }
 

@@ -68,6 +68,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/check/outbound"),
     ("post", "/v1/check/tool-result"),
     ("post", "/v1/record"),
+    ("post", "/v1/audit-config"),
 ];
 
 /// How the service runs.
@@ -218,6 +219,25 @@ fn parse<T: serde::de::DeserializeOwned + json::Timed>(state: &Shared, body: Bod
     json::parse_request(text, state.clock).map_err(|m| error(StatusCode::BAD_REQUEST, m))
 }
 
+/// `POST /v1/audit-config`: `{"runtime": "openclaw" | "hermes" | "claude-code", "text": "..."}` answers
+/// `{"findings": [...]}`, as `warden audit-config --json` prints them.
+async fn audit_config(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct AuditRequest {
+        runtime: String,
+        text: String,
+    }
+    let body = body.map_err(|rejection| error(rejection.status(), rejection.body_text()))?;
+    let mut de = serde_json::Deserializer::from_slice(&body);
+    let request: AuditRequest =
+        serde_path_to_error::deserialize(&mut de).map_err(|e| error(StatusCode::BAD_REQUEST, e.to_string()))?;
+    let runtime = crate::cli::harden::parse_runtime(&request.runtime).map_err(|m| error(StatusCode::BAD_REQUEST, m))?;
+    let findings = blocking(&state, move |rt| rt.audit_config(runtime, &request.text)).await?.map_err(call_error)?;
+    let findings: Vec<_> = findings.iter().map(crate::cli::harden::FindingJson::from).collect();
+    Ok(axum::Json(json!({ "findings": findings })).into_response())
+}
+
 /// `ok` and Warden's version to anyone; the policy version only with the token.
 async fn health(State(state): State<Shared>, headers: HeaderMap) -> Response {
     let mut body = json!({ "status": "ok", "version": env!("CARGO_PKG_VERSION") });
@@ -360,6 +380,7 @@ pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
         .route("/v1/check/outbound", post(check_outbound))
         .route("/v1/check/tool-result", post(check_tool_result))
         .route("/v1/record", post(record))
+        .route("/v1/audit-config", post(audit_config))
         .route_layer(middleware::from_fn_with_state(state.clone(), authorize));
     Router::new()
         .route("/v1/health", get(health))

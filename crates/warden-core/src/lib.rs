@@ -28,6 +28,7 @@ pub mod flow;
 #[cfg(test)]
 mod fuzz;
 pub mod gate;
+pub mod harden;
 pub mod host;
 pub mod idempotency;
 pub mod model;

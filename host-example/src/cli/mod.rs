@@ -4,6 +4,7 @@
 mod audit;
 mod demo;
 mod gate;
+pub(crate) mod harden;
 mod listed;
 mod profile;
 
@@ -41,7 +42,8 @@ const EXIT_CODES_HELP: &str = "Exit codes (every subcommand):
      (`check tool` and `check outbound` fail closed: treat it as a refusal; `check turn` fails open instead and
      answers `proceed: true` with outcome `failed` and rule `host.start-failure`, exit 0)
   2  bad input: an argument, the configuration or the request is invalid; one line names the field; nothing was written
-  3  `check --fail-on deny|ask`: the answer was printed and its decision meets the threshold
+  3  `check --fail-on deny|ask`: the answer was printed and its decision meets the threshold;
+     `audit-config --fail-on RISK`: the findings were printed and one is that severe or more
   4  `audit verify`: the report was printed and the chain is broken; stderr names the first broken link
 `warden hook` speaks its runtime's protocol instead: exit 2 blocks the tool call.";
 /// Largest request read from stdin, in bytes (8 MiB).
@@ -263,6 +265,42 @@ enum Command {
         /// A file whose first line is the key (`dlp.listedValues.key`, 16 to 1024 characters).
         #[arg(long, value_name = "FILE")]
         key_file: PathBuf,
+    },
+    /// Report the settings of a runtime's configuration that weaken Warden or the agent's safety.
+    AuditConfig {
+        #[command(flatten)]
+        target: harden::Target,
+        /// The configuration file [default: the runtime's own location].
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// Print the findings as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Exit 3 after printing when a finding is this severe or more.
+        #[arg(long, value_enum, value_name = "RISK")]
+        fail_on: Option<harden::RiskArg>,
+    },
+    /// Fix what `audit-config` reports: print the diff, back the file up beside it, write it.
+    Harden {
+        #[command(flatten)]
+        target: harden::Target,
+        /// The configuration file [default: the runtime's own location].
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// Print the diff and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Restore a configuration from a backup `warden harden` wrote, byte for byte.
+    Rollback {
+        #[command(flatten)]
+        target: harden::Target,
+        /// The configuration file whose newest backup to restore [default: the runtime's own location].
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+        /// The backup to restore [default: the file's newest].
+        #[arg(value_name = "BACKUP")]
+        backup: Option<PathBuf>,
     },
     /// Play a bundled session and print each decision.
     Demo {
@@ -719,6 +757,11 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         Command::Gate { command } => gate::run(&host, clock, command, stdout),
         Command::Audit { command } => audit::run(&host, command, stdout),
         Command::Profile { command } => profile::run(&host, command, stdout),
+        Command::AuditConfig { target, path, json, fail_on } => {
+            harden::audit(&host, &target, path, json, fail_on, stdout)
+        }
+        Command::Harden { target, path, dry_run } => harden::harden(&host, &target, path, dry_run, stdout),
+        Command::Rollback { target, file, backup } => harden::rollback(&target, file, backup, stdout),
         Command::Demo { db } => demo::run(&host, db, stdout),
         Command::HashValues { key_file } => listed::run(&key_file, stdin, stdout),
     }

@@ -51,7 +51,7 @@ let guard;
 try {
   const { instantiate } = await import(pathToFileURL(guestModule).href);
   const root = await instantiate((name) => coreModules[name], imports);
-  guard = { policy: root.policy, gate: root.gate };
+  guard = { policy: root.policy, gate: root.gate, runtimeConfig: root.runtimeConfig };
 } catch (e) {
   parentPort.postMessage({ type: "failed", message: `cannot instantiate the component: ${describe(e)}` });
   process.exit(1);

@@ -13,14 +13,16 @@
 //
 // OpenClaw imports this module several times per process (registration modes
 // `full`, `discovery`, ...) and keeps `register` synchronous, so nothing is
-// loaded here: the guard starts on the first hook that fires, and guards are
-// shared through a process-wide registry keyed by configuration and database.
+// loaded while registering: the guard starts on the first hook that fires, or,
+// in `full` mode, for the audit of OpenClaw's configuration started here; guards
+// are shared through a process-wide registry keyed by configuration and database.
 
 import fs from "node:fs";
 import path from "node:path";
 import { Guard, SRC_DIR, GuestFailure } from "./guard.js";
 import * as hostContext from "./host-context.js";
 import * as map from "./openclaw-map.js";
+import { auditAtStart } from "./config-audit.js";
 
 export const PLUGIN_ID = "warden";
 /** Hook priority: Warden's refusal runs before other plugins' handlers. */
@@ -121,6 +123,11 @@ function register(api) {
     }
     return guard;
   };
+
+  // OpenClaw's own configuration, audited by the component once the Gateway
+  // loads the plugin for real (not in discovery): findings are logged and
+  // kept for `diagnostics()`.
+  if (api.registrationMode === "full") auditAtStart(api.config, getGuard, logger);
 
   const now = () => Date.now();
   // Session -> run whose reply pin could not be recorded: its tool calls fail closed.
@@ -263,6 +270,8 @@ function settled(promise, ms) {
 function logHostVerdict(logger, what, verdict) {
   if (verdict.rule.startsWith("host.")) logger?.warn?.(`warden: ${what} ${verdict.decision} (rule ${verdict.rule}): ${verdict.reason}`);
 }
+
+export { diagnostics } from "./config-audit.js";
 
 export default {
   id: PLUGIN_ID,

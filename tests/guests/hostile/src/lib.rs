@@ -183,4 +183,25 @@ impl AuditGuest for Hostile {
     }
 }
 
+impl exports::warden::guard::runtime_config::Guest for Hostile {
+    fn audit(
+        _: exports::warden::guard::runtime_config::AgentRuntime,
+        text: String,
+    ) -> Result<Vec<exports::warden::guard::runtime_config::ConfigFinding>, PolicyError> {
+        // `spin` loops and `crash` traps, as for tool calls.
+        match text.as_str() {
+            "spin" => spin(),
+            "crash" => crash(),
+            _ => Err(hostile()),
+        }
+    }
+    fn harden(_: exports::warden::guard::runtime_config::AgentRuntime, text: String) -> Result<String, PolicyError> {
+        match text.as_str() {
+            "spin" => spin(),
+            "crash" => crash(),
+            _ => Err(hostile()),
+        }
+    }
+}
+
 export!(Hostile);
