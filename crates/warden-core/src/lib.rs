@@ -30,6 +30,7 @@ mod fuzz;
 pub mod gate;
 pub mod host;
 pub mod idempotency;
+pub mod mcp_review;
 pub mod model;
 pub mod outbound;
 pub mod paths;
