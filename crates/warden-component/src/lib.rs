@@ -14,6 +14,7 @@ use guest_rt as _;
 
 mod convert;
 mod ports;
+mod tool_review;
 
 use alloc::string::String;
 use alloc::vec::Vec;

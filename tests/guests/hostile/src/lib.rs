@@ -172,4 +172,14 @@ impl AuditGuest for Hostile {
     }
 }
 
+impl exports::warden::guard::tool_review::Guest for Hostile {
+    fn review_tools(
+        _: String,
+        _: Vec<exports::warden::guard::tool_review::ListedTool>,
+        _: u64,
+    ) -> Result<Vec<exports::warden::guard::tool_review::ToolVerdict>, PolicyError> {
+        Err(hostile())
+    }
+}
+
 export!(Hostile);
