@@ -36,6 +36,7 @@ pub mod paths;
 pub mod pin;
 pub mod ports;
 pub mod safety;
+pub mod scan;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod session;
