@@ -37,6 +37,7 @@ pub mod paths;
 pub mod pin;
 pub mod ports;
 pub mod safety;
+pub mod scan;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod session;
