@@ -170,7 +170,7 @@ impl Warden {
         tools: &[crate::mcp_review::ListedTool],
         now_ms: u64,
     ) -> Result<Vec<crate::mcp_review::ToolReview>, PolicyError> {
-        crate::mcp_review::review(&self.host.secret, ports, server, tools, now_ms, &crate::mcp_review::poisoned)
+        crate::mcp_review::review(&self.host.secret, ports, server, tools, now_ms, &crate::mcp_review::scan)
     }
 
     /// Walks the audit trail and names its first broken link.

@@ -42,9 +42,16 @@ use crate::prelude::*;
 
 /// Storage namespace of the pins.
 pub const NAMESPACE: &str = "mcp-pins";
-/// Most tools reviewed in one answer (one page of `tools/list`) (512). The
-/// tools past it are removed with [`rules::TOO_MANY_TOOLS`].
-pub const MAX_TOOLS_PER_LIST: usize = 512;
+/// Most tools reviewed in one answer (one page of `tools/list`) (128). The
+/// tools past it are removed with [`rules::TOO_MANY_TOOLS`]. The scanner
+/// compares every tool's text with every other tool's name, so its work
+/// grows with the square of this; 128 keeps a review well inside the
+/// guard's CPU deadline.
+pub const MAX_TOOLS_PER_LIST: usize = 128;
+/// Most bytes of descriptions, schemas and other fields reviewed in one
+/// answer (512 KiB). The tools past it are removed with
+/// [`rules::LIST_TOO_LARGE`].
+pub const MAX_LIST_BYTES: usize = 512 * 1024;
 /// Longest tool name, in characters, as the protocol recommends (128).
 pub const MAX_NAME_CHARS: usize = 128;
 /// Longest tool description, in bytes of UTF-8 (16 KiB).
@@ -74,6 +81,10 @@ pub mod rules {
     pub const INVALID_SCHEMA: &str = "mcp.invalid-schema";
     /// The tool is listed past [`super::MAX_TOOLS_PER_LIST`].
     pub const TOO_MANY_TOOLS: &str = "mcp.too-many-tools";
+    /// The tool comes after [`super::MAX_LIST_BYTES`] of the answer.
+    pub const LIST_TOO_LARGE: &str = "mcp.list-too-large";
+    /// The scanner stopped at its limit of findings before it could clear the tool.
+    pub const SCAN_INCOMPLETE: &str = "mcp.scan-incomplete";
 }
 
 /// One tool as a `tools/list` answer lists it.
@@ -178,9 +189,13 @@ fn canonical(tool: &ListedTool) -> Result<Vec<u8>, String> {
     Ok(crate::digest::canonical_json(&value))
 }
 
+/// The scanner over the tools of one list that keep to the limits: what
+/// it found in each, by tool name.
+pub type Scanner<'a> = &'a dyn Fn(&[&ListedTool]) -> BTreeMap<String, Poison>;
+
 /// Reviews the tools of one `tools/list` answer of `server`, pinning the
-/// new ones; `poison` is the scanner, asked about every tool that keeps to
-/// the limits. One review per tool, in the order listed. A storage failure
+/// new ones; `scanner` is asked once about every tool that keeps to the
+/// limits. One review per tool, in the order listed. A storage failure
 /// fails the review (`storage`): nothing is relayed unchecked.
 pub fn review(
     secret: &[u8],
@@ -188,7 +203,7 @@ pub fn review(
     server: &str,
     tools: &[ListedTool],
     now_ms: u64,
-    poison: &dyn Fn(&ListedTool) -> Option<Poison>,
+    scanner: Scanner<'_>,
 ) -> Result<Vec<ToolReview>, PolicyError> {
     let server_chars = server.chars().count();
     if server.trim().is_empty() || server_chars > MAX_SERVER_CHARS {
@@ -203,6 +218,24 @@ pub fn review(
     for tool in tools.iter().take(MAX_TOOLS_PER_LIST) {
         *seen.entry(tool.name.to_ascii_lowercase()).or_default() += 1;
     }
+    let size = |tool: &ListedTool| tool.description.len() + tool.input_schema.len() + tool.other.len();
+    let within = |tool: &ListedTool| {
+        tool.description.len() <= MAX_DESCRIPTION_BYTES
+            && tool.input_schema.len() + tool.other.len() <= MAX_SCHEMA_BYTES
+            && name_problem(&tool.name).is_none()
+    };
+    // The tools that keep to every limit, the answer's byte budget included, in order.
+    let mut budget = MAX_LIST_BYTES;
+    let mut in_budget = Vec::with_capacity(tools.len());
+    for tool in tools.iter().take(MAX_TOOLS_PER_LIST) {
+        let ok = within(tool) && size(tool) <= budget;
+        if ok {
+            budget -= size(tool);
+        }
+        in_budget.push(ok);
+    }
+    let scanned: Vec<&ListedTool> = tools.iter().zip(&in_budget).filter(|(_, ok)| **ok).map(|(t, _)| t).collect();
+    let poisoned = scanner(&scanned);
     let mut out = Vec::with_capacity(tools.len());
     for (index, tool) in tools.iter().enumerate() {
         let name = tool.name.as_str();
@@ -251,6 +284,18 @@ pub fn review(
             ));
             continue;
         }
+        if !in_budget.get(index).copied().unwrap_or(false) {
+            out.push(ToolReview::new(
+                name,
+                Outcome::Refused,
+                rules::LIST_TOO_LARGE,
+                format!(
+                    "the tools listed up to this one have more than {MAX_LIST_BYTES} bytes of descriptions and \
+                     schemas; the rest are removed"
+                ),
+            ));
+            continue;
+        }
         let canonical = match canonical(tool) {
             Ok(c) => c,
             Err(why) => {
@@ -258,7 +303,7 @@ pub fn review(
                 continue;
             }
         };
-        if let Some(found) = poison(tool) {
+        if let Some(found) = poisoned.get(name) {
             let reason = format!("the scanner found {} in this tool: {}", found.rule, found.detail);
             out.push(ToolReview::new(name, Outcome::Poisoned, &found.rule, reason));
             continue;
@@ -300,8 +345,48 @@ pub fn review(
     Ok(out)
 }
 
-/// The scanner's verdict on a tool: its first high or critical finding in
-/// the name, description, title or parameter descriptions.
-pub fn poisoned(_tool: &ListedTool) -> Option<Poison> {
-    None
+/// The scanner's verdict on the tools of one list: for each tool with a
+/// high or critical finding in its name, description, title, annotations or
+/// parameter descriptions (one tool's text telling how to use another
+/// included), the first such finding. When the scanner stops at its limit of
+/// findings, every tool it did not find poisoned is reported as
+/// [`rules::SCAN_INCOMPLETE`]: it was not cleared.
+pub fn scan(tools: &[&ListedTool]) -> BTreeMap<String, Poison> {
+    let values: Vec<serde_json::Value> = tools
+        .iter()
+        .map(|t| {
+            let mut fields = match serde_json::from_str::<serde_json::Value>(&t.other) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => serde_json::Map::new(),
+            };
+            fields.insert("name".into(), serde_json::Value::String(t.name.clone()));
+            fields.insert("description".into(), serde_json::Value::String(t.description.clone()));
+            let schema = serde_json::from_str(&t.input_schema).unwrap_or(serde_json::Value::Null);
+            fields.insert("inputSchema".into(), schema);
+            serde_json::Value::Object(fields)
+        })
+        .collect();
+    let report = crate::scan::mcp::scan_tools(&values);
+    let mut out: BTreeMap<String, Poison> = BTreeMap::new();
+    for finding in &report.findings {
+        if finding.severity >= crate::model::Risk::High && !out.contains_key(&finding.document) {
+            let at = if finding.line > 0 { format!(" (line {})", finding.line) } else { String::new() };
+            out.insert(
+                finding.document.clone(),
+                Poison { rule: finding.rule.to_string(), detail: format!("{}{at}", finding.detail) },
+            );
+        }
+    }
+    if report.truncated {
+        for tool in tools {
+            out.entry(tool.name.clone()).or_insert_with(|| Poison {
+                rule: rules::SCAN_INCOMPLETE.into(),
+                detail: format!(
+                    "the scanner stopped at {} findings in this list before it could clear this tool",
+                    crate::scan::MAX_FINDINGS
+                ),
+            });
+        }
+    }
+    out
 }
