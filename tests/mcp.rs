@@ -179,6 +179,9 @@ fn handshake(ws: &Workspace) -> Raw {
     assert_eq!(init["id"], 1, "{init}");
     assert!(init["result"]["serverInfo"].is_object(), "{init}");
     raw.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    // Calls are judged only for tools a reviewed `tools/list` answer relayed.
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string().as_bytes());
+    assert!(raw.answer()["result"]["tools"].is_array());
     raw
 }
 

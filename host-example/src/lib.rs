@@ -16,6 +16,7 @@ pub mod http;
 mod imports;
 pub mod json;
 pub mod mcp;
+pub mod mcp_tools;
 pub mod memory_storage;
 pub mod runtime;
 pub mod serve;

@@ -38,6 +38,7 @@
 
 use crate::bindings::warden::guard::types::{ApprovalScope, Decision};
 use crate::json::{IdentityJson, ToolCallJson, now_ms};
+use crate::mcp_tools::{CallGate, ToolState};
 use crate::runtime::Runtime;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
@@ -402,8 +403,10 @@ fn tool_result(id: &Value, text: String) -> Value {
 /// What happens to one client line: the text to forward to the server, or
 /// the answer to give the client. Exactly one of the two is `Some`, except
 /// for a blank line (neither).
+/// No tool has been listed on this path, so every `tools/call` is denied
+/// with `mcp.tool-not-listed` before the judge.
 pub fn route_line(runtime: &Runtime, options: &McpOptions, line: &[u8]) -> (Option<String>, Option<Value>) {
-    let (forward, answer, _) = route(runtime, options, line);
+    let (forward, answer, _) = route(runtime, options, &std::sync::Mutex::default(), line);
     (forward, answer)
 }
 
@@ -411,17 +414,33 @@ pub fn route_line(runtime: &Runtime, options: &McpOptions, line: &[u8]) -> (Opti
 fn route(
     runtime: &Runtime,
     options: &McpOptions,
+    tools: &std::sync::Mutex<ToolState>,
     line: &[u8],
 ) -> (Option<String>, Option<Value>, Option<(Value, String)>) {
     let call = match classify(line) {
         Routed::Skip => return (None, None, None),
-        Routed::Forward(text) => return (Some(text), None, None),
+        Routed::Forward(text) => {
+            let noted =
+                tools.lock().map_err(|_| rpc_error(Value::Null, INVALID_REQUEST, "the proxy's tool state is unusable"));
+            return match noted.and_then(|mut t| t.note_request(&text)) {
+                Ok(()) => (Some(text), None, None),
+                Err(answer) => (None, Some(answer), None),
+            };
+        }
         Routed::Refuse(answer) => {
             eprintln!("warden mcp: {}", answer["error"]["message"].as_str().unwrap_or("refused a client message"));
             return (None, Some(answer), None);
         }
         Routed::Judge(call) => call,
     };
+    let gate = tools.lock().map(|t| t.gate(&call.name)).unwrap_or_else(|_| CallGate::Deny {
+        rule: crate::mcp_tools::REVIEW_FAILED_RULE.into(),
+        reason: "the proxy's tool state is unusable".into(),
+    });
+    if let CallGate::Deny { rule, reason } = gate {
+        eprintln!("warden mcp: denied a call to `{}` ({rule}): {reason}", call.name.escape_debug());
+        return (None, Some(crate::mcp_tools::denied_call(&call.id, &rule, &reason)), None);
+    }
     let tool = format!("mcp__{}__{}", options.server_name, call.name);
     let request = ToolCallJson {
         tool_name: tool.clone(),
@@ -549,6 +568,35 @@ async fn observe_answer(runtime: &Arc<Runtime>, result: crate::bindings::exports
     );
 }
 
+/// The line the client gets for a server line: reviewed when it lists tools.
+async fn review_tools(
+    runtime: &Arc<Runtime>,
+    server: &str,
+    tools: &Arc<std::sync::Mutex<ToolState>>,
+    text: String,
+) -> String {
+    if !text.contains("\"tools\"") {
+        return text;
+    }
+    let (rt, server, state) = (runtime.clone(), server.to_string(), tools.clone());
+    let line = text.clone();
+    match tokio::task::spawn_blocking(move || crate::mcp_tools::review_line(&rt, &server, &state, &line)).await {
+        Ok(Some(reviewed)) => reviewed,
+        Ok(None) => text,
+        Err(e) => {
+            eprintln!("warden mcp: a tool list could not be reviewed ({e}); it is dropped");
+            let id =
+                serde_json::from_str::<Value>(&text).ok().and_then(|v| v.get("id").cloned()).unwrap_or(Value::Null);
+            rpc_error(
+                id,
+                crate::mcp_tools::INTERNAL_ERROR,
+                "Warden refused this tool list (mcp.review-failed): the review failed",
+            )
+            .to_string()
+        }
+    }
+}
+
 /// One line read with a bound: its bytes (without the newline), or how
 /// many bytes a line over the bound had.
 enum Line {
@@ -599,6 +647,7 @@ async fn server_to_client<S, W>(
     server_out: S,
     out: Arc<Mutex<W>>,
     observer: (Arc<Runtime>, McpOptions, Arc<PendingCalls>),
+    tools: Arc<std::sync::Mutex<ToolState>>,
 ) where
     S: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -617,6 +666,7 @@ async fn server_to_client<S, W>(
                 if let Some(result) = answered_call(&observer.2, &observer.1, &text) {
                     observe_answer(&observer.0, result).await;
                 }
+                let text = review_tools(&observer.0, &observer.1.server_name, &tools, text).await;
                 if write_line(&out, text.as_bytes()).await.is_err() {
                     return;
                 }
@@ -668,7 +718,8 @@ where
     let out = Arc::new(Mutex::new(client_out));
     let pending = Arc::new(PendingCalls::default());
     let observer = (runtime.clone(), options.clone(), pending.clone());
-    let mut to_client = tokio::spawn(server_to_client(server_out, out.clone(), observer));
+    let tools = Arc::new(std::sync::Mutex::new(ToolState::default()));
+    let mut to_client = tokio::spawn(server_to_client(server_out, out.clone(), observer, tools.clone()));
     let mut client = BufReader::new(client_in);
 
     let stop = loop {
@@ -690,8 +741,8 @@ where
             }
             Ok(None) | Err(_) => break Stop::ClientClosed,
         };
-        let (rt, opts) = (runtime.clone(), options.clone());
-        let (forward, answer, call) = tokio::task::spawn_blocking(move || route(&rt, &opts, &bytes))
+        let (rt, opts, state) = (runtime.clone(), options.clone(), tools.clone());
+        let (forward, answer, call) = tokio::task::spawn_blocking(move || route(&rt, &opts, &state, &bytes))
             .await
             .map_err(|e| std::io::Error::other(format!("the check failed: {e}")))?;
         // Remembered before the server can answer it.

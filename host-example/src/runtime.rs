@@ -581,6 +581,16 @@ impl Runtime {
         self.admin(|g, s| g.warden_guard_profiles().call_reset(s, agent))
     }
 
+    /// Reviews the tools of one `tools/list` answer of an MCP server, pinning new ones.
+    pub fn review_tools(
+        &self,
+        server: &str,
+        tools: &[crate::bindings::exports::warden::guard::tool_review::ListedTool],
+        now_ms: u64,
+    ) -> Result<Vec<crate::bindings::exports::warden::guard::tool_review::ToolVerdict>, CallError> {
+        self.admin(|g, s| g.warden_guard_tool_review().call_review_tools(s, server, tools, now_ms))
+    }
+
     /// Walks the audit trail and names its first broken link.
     pub fn audit_verify(&self) -> Result<crate::bindings::exports::warden::guard::audit::VerifyReport, CallError> {
         self.admin(|g, s| g.warden_guard_audit().call_verify(s))

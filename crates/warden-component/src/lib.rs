@@ -15,6 +15,7 @@ use guest_rt as _;
 mod convert;
 mod ports;
 mod runtime_config;
+mod tool_review;
 
 use alloc::string::String;
 use alloc::vec::Vec;

@@ -184,6 +184,18 @@ impl Warden {
             .map_err(|e| PolicyError::Storage(format!("profiles could not be removed ({e})")))
     }
 
+    /// Reviews the tools of one `tools/list` answer of an MCP server,
+    /// pinning new ones (see [`crate::mcp_review`]).
+    pub fn review_tools(
+        &self,
+        ports: &Ports<'_>,
+        server: &str,
+        tools: &[crate::mcp_review::ListedTool],
+        now_ms: u64,
+    ) -> Result<Vec<crate::mcp_review::ToolReview>, PolicyError> {
+        crate::mcp_review::review(&self.host.secret, ports, server, tools, now_ms, &crate::mcp_review::scan)
+    }
+
     /// Walks the audit trail and names its first broken link.
     pub fn audit_verify(&self, ports: &Ports<'_>) -> Result<crate::audit::Report, PolicyError> {
         crate::audit::verify(&self.audit_key, ports.storage)
@@ -386,6 +398,8 @@ impl Warden {
                 &self.flow(),
                 approval,
             )
+        } else if approval.key.starts_with(crate::mcp_review::pins::APPROVAL_KEY_PREFIX) {
+            crate::mcp_review::pins::record_approval(&self.host.secret, ports.storage, approval)
         } else if approval.key.starts_with(outbound::APPROVAL_KEY_PREFIX) {
             outbound::record_approval(&self.config, ports, approval)
         } else {

@@ -31,6 +31,7 @@ pub mod gate;
 pub mod harden;
 pub mod host;
 pub mod idempotency;
+pub mod mcp_review;
 pub mod model;
 pub mod outbound;
 pub mod paths;
@@ -39,6 +40,7 @@ pub mod ports;
 pub mod profile;
 pub mod risk;
 pub mod safety;
+pub mod scan;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod session;

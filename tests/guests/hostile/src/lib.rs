@@ -204,4 +204,14 @@ impl exports::warden::guard::runtime_config::Guest for Hostile {
     }
 }
 
+impl exports::warden::guard::tool_review::Guest for Hostile {
+    fn review_tools(
+        _: String,
+        _: Vec<exports::warden::guard::tool_review::ListedTool>,
+        _: u64,
+    ) -> Result<Vec<exports::warden::guard::tool_review::ToolVerdict>, PolicyError> {
+        Err(hostile())
+    }
+}
+
 export!(Hostile);
