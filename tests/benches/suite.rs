@@ -396,7 +396,13 @@ fn shell(command: &str) -> ToolCall {
 /// present, turned on, so its cost shows next to the call without it. The
 /// loop rule is off (`maxCallsPerMessage: 0`): these calls come without a
 /// person's message between them, and every one would ask past the 20th.
-const CHECKS_ON: &[(&str, &str)] = &[("typical, context on", r#"{"context": {"maxCallsPerMessage": 0}}"#)];
+const CHECKS_ON: &[(&str, &str)] = &[
+    ("typical, context on", r#"{"context": {"maxCallsPerMessage": 0}}"#),
+    ("typical, drift on", r#"{"drift": {}}"#),
+    ("typical, profile on", r#"{"profile": {"learningCalls": 1}}"#),
+    ("typical, risk on", r#"{"risk": {}}"#),
+    ("typical, audit on", r#"{"audit": {"maxEntries": 10000}}"#),
+];
 
 fn per_call(plan: &Plan) -> (Value, Vec<(String, String, Stats)>) {
     let mut out = serde_json::Map::new();
