@@ -172,4 +172,12 @@ impl AuditGuest for Hostile {
     }
 }
 
+impl exports::warden::guard::scan::Guest for Hostile {
+    fn scan_documents(
+        _: Vec<exports::warden::guard::scan::Document>,
+    ) -> Result<exports::warden::guard::scan::ScanReport, PolicyError> {
+        Err(hostile())
+    }
+}
+
 export!(Hostile);
