@@ -180,9 +180,9 @@ pub fn scan_documents(docs: &[Document<'_>]) -> Result<Report, String> {
     Ok(report)
 }
 
-/// What a detail says before it quotes.
+/// What a detail says before its last quote.
 fn what(detail: &str) -> &str {
-    detail.split('`').next().unwrap_or(detail)
+    detail.rsplit_once(": `").map_or(detail, |(head, _)| head)
 }
 
 pub(crate) fn add(report: &mut Report, name: &str, mut found: Sink) {
