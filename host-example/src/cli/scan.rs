@@ -237,10 +237,15 @@ pub(super) fn scan_all(runtime: &Runtime, documents: &[Document]) -> Result<(Vec
     Ok((findings, truncated))
 }
 
+/// Least guest CPU time one scan call gets, in milliseconds: a 1 MiB script
+/// is judged command by command. A larger `--cpu-ms` raises it.
+pub const MIN_SCAN_CPU_MS: u64 = 30_000;
+
 /// A runtime with no policy: the scan export needs none.
 pub(super) fn scanner(host: &HostArgs) -> Result<Runtime, Failure> {
     let storage = Arc::new(crate::memory_storage::MemoryStorage::default());
-    Runtime::new(super::options(host, storage, None), "{}").map_err(|e| Failure::failed(e.to_string()))
+    let host = HostArgs { cpu_ms: host.cpu_ms.max(MIN_SCAN_CPU_MS), ..host.clone() };
+    Runtime::new(super::options(&host, storage, None), "{}").map_err(|e| Failure::failed(e.to_string()))
 }
 
 pub(super) fn finding_json(f: &ScanFinding) -> Value {

@@ -146,10 +146,15 @@ pub fn within(words: &[(String, u32)], start: usize) -> &[(String, u32)] {
     let end = words
         .iter()
         .skip(start)
+        .take(MAX_MATCH_WORDS)
         .position(|w| w.1 >= first.saturating_add(MAX_SPAN_LINES))
-        .map_or(words.len(), |p| start + p);
+        .map_or((start + MAX_MATCH_WORDS).min(words.len()), |p| start + p);
     words.get(..end).unwrap_or(words)
 }
+
+/// Most words one match may span (more than any pattern can use), so the
+/// work per word stays bounded whatever the length of a line.
+pub const MAX_MATCH_WORDS: usize = 64;
 
 /// Scans `text` (whose first line is `first_line`) at `place`.
 pub fn scan(text: &str, first_line: u32, place: Place, out: &mut Sink) {
