@@ -106,7 +106,8 @@ fn bad_arguments_exit_2_naming_what_is_wrong() {
 fn binary_oversized_and_linked_files_are_skipped_and_said_so() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("logo.png"), [0x89, b'P', b'N', b'G', 0, 0, 1]).expect("write");
-    let at = "word ".repeat(1024 * 1024 / 5) + &" ".repeat(1024 * 1024 % 5);
+    // 209715 words of five bytes and one space: exactly 1 MiB.
+    let at = format!("{} ", "word ".repeat(1024 * 1024 / 5));
     assert_eq!(at.len(), 1024 * 1024);
     std::fs::write(dir.path().join("at-limit.md"), &at).expect("write");
     std::fs::write(dir.path().join("past-limit.md"), format!("{at}x")).expect("write");

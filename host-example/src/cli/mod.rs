@@ -7,6 +7,8 @@ mod gate;
 mod listed;
 mod scan;
 
+pub use scan::{ScanKind, finding_json as scan_finding_json};
+
 use crate::clock::Clock;
 use crate::json::{self, VerdictJson};
 use crate::runtime::{ComponentSource, Level, Limits, LogSink, Runtime, RuntimeOptions};
@@ -258,7 +260,7 @@ enum Command {
         fail_on: scan::Severity,
         /// Read every file given as this kind instead of naming it from the file name (files only).
         #[arg(long, value_enum, value_name = "KIND")]
-        kind: Option<scan::KindArg>,
+        kind: Option<scan::ScanKind>,
     },
     /// The consent gate's ledger: consents, opt-outs, replies, variables, outcomes, the log and a summary.
     Gate {

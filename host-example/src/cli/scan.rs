@@ -42,9 +42,10 @@ pub(super) enum Severity {
     None,
 }
 
-/// A document kind, as `--kind` names it.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum KindArg {
+/// A document kind, as `--kind` and `POST /v1/scan` name it.
+#[derive(ValueEnum, serde::Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScanKind {
     Skill,
     Script,
     Manifest,
@@ -54,15 +55,21 @@ pub(super) enum KindArg {
     Text,
 }
 
-fn kind_of_arg(k: KindArg) -> DocumentKind {
+impl From<ScanKind> for DocumentKind {
+    fn from(k: ScanKind) -> DocumentKind {
+        kind_of_arg(k)
+    }
+}
+
+fn kind_of_arg(k: ScanKind) -> DocumentKind {
     match k {
-        KindArg::Skill => DocumentKind::Skill,
-        KindArg::Script => DocumentKind::Script,
-        KindArg::Manifest => DocumentKind::Manifest,
-        KindArg::PackageJson => DocumentKind::PackageJson,
-        KindArg::McpTools => DocumentKind::McpTools,
-        KindArg::Log => DocumentKind::Log,
-        KindArg::Text => DocumentKind::Text,
+        ScanKind::Skill => DocumentKind::Skill,
+        ScanKind::Script => DocumentKind::Script,
+        ScanKind::Manifest => DocumentKind::Manifest,
+        ScanKind::PackageJson => DocumentKind::PackageJson,
+        ScanKind::McpTools => DocumentKind::McpTools,
+        ScanKind::Log => DocumentKind::Log,
+        ScanKind::Text => DocumentKind::Text,
     }
 }
 
@@ -194,7 +201,7 @@ impl Walk {
 }
 
 /// Reads every path: files as they are, folders walked.
-pub(super) fn read_paths(paths: &[PathBuf], forced: Option<KindArg>) -> Result<Walk, Failure> {
+pub(super) fn read_paths(paths: &[PathBuf], forced: Option<ScanKind>) -> Result<Walk, Failure> {
     let mut walk = Walk::default();
     for path in paths {
         let meta = std::fs::metadata(path)
@@ -248,7 +255,7 @@ pub(super) fn scanner(host: &HostArgs) -> Result<Runtime, Failure> {
     Runtime::new(super::options(&host, storage, None), "{}").map_err(|e| Failure::failed(e.to_string()))
 }
 
-pub(super) fn finding_json(f: &ScanFinding) -> Value {
+pub fn finding_json(f: &ScanFinding) -> Value {
     json!({
         "rule": f.rule,
         "document": f.document,
@@ -264,7 +271,7 @@ pub(super) fn run(
     paths: &[PathBuf],
     as_json: bool,
     fail_on: Severity,
-    kind: Option<KindArg>,
+    kind: Option<ScanKind>,
     stdout: &mut dyn Write,
 ) -> Result<(), Failure> {
     let walk = read_paths(paths, kind)?;

@@ -72,8 +72,7 @@ pub fn quote(line: &str) -> String {
         return String::from("(the line holds a secret and is not quoted)");
     }
     let mut out = String::new();
-    let mut count = 0usize;
-    for c in trimmed.chars() {
+    for (count, c) in trimmed.chars().enumerate() {
         if count >= super::MAX_QUOTE_CHARS {
             out.push('…');
             break;
@@ -83,7 +82,6 @@ pub fn quote(line: &str) -> String {
         } else {
             out.push(c);
         }
-        count += 1;
     }
     out
 }
