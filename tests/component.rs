@@ -23,7 +23,10 @@ fn component_imports_only_its_own_world() {
     let mut exports: Vec<String> =
         component.component_type().exports(&engine).map(|(name, _)| name.to_string()).collect();
     exports.sort();
-    assert_eq!(exports, ["warden:guard/audit@0.1.0", "warden:guard/gate@0.1.0", "warden:guard/policy@0.1.0"]);
+    assert_eq!(
+        exports,
+        ["warden:guard/audit@0.1.0", "warden:guard/gate@0.1.0", "warden:guard/policy@0.1.0", "warden:guard/scan@0.1.0"]
+    );
 }
 
 #[test]
