@@ -31,6 +31,7 @@ fn component_imports_only_its_own_world() {
             "warden:guard/policy@0.1.0",
             "warden:guard/profiles@0.1.0",
             "warden:guard/runtime-config@0.1.0",
+            "warden:guard/scan@0.1.0",
             "warden:guard/tool-review@0.1.0",
         ]
     );

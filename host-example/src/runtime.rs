@@ -604,6 +604,14 @@ impl Runtime {
     ) -> Result<Vec<crate::bindings::exports::warden::guard::audit::AuditEntry>, CallError> {
         self.admin(|g, s| g.warden_guard_audit().call_export(s, after, limit))
     }
+
+    /// Scans documents (skills, scripts, manifests, tool lists, logs); needs no policy.
+    pub fn scan_documents(
+        &self,
+        documents: &[crate::bindings::exports::warden::guard::scan::Document],
+    ) -> Result<crate::bindings::exports::warden::guard::scan::ScanReport, CallError> {
+        self.admin(|g, s| g.warden_guard_scan().call_scan_documents(s, documents))
+    }
 }
 
 /// Configuration audit and hardening of an agent runtime (`runtime-config`).

@@ -69,6 +69,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/check/tool-result"),
     ("post", "/v1/record"),
     ("post", "/v1/audit-config"),
+    ("post", "/v1/scan"),
 ];
 
 /// How the service runs.
@@ -256,6 +257,30 @@ async fn diagnostics(State(state): State<Shared>) -> Result<Response, ApiError> 
     Ok(axum::Json(DiagnosticsJson::from(&report)).into_response())
 }
 
+/// `POST /v1/scan`: `{"documents": [{"name", "kind", "text"}]}` in, `{"findings", "truncated"}` out.
+async fn scan(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    use crate::bindings::exports::warden::guard::scan::Document;
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Request {
+        documents: Vec<DocumentJson>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct DocumentJson {
+        name: String,
+        kind: crate::cli::ScanKind,
+        text: String,
+    }
+    let body = body.map_err(|rejection| error(rejection.status(), rejection.body_text()))?;
+    let request: Request = serde_json::from_slice(&body).map_err(|e| error(StatusCode::BAD_REQUEST, e.to_string()))?;
+    let documents: Vec<Document> =
+        request.documents.into_iter().map(|d| Document { name: d.name, kind: d.kind.into(), text: d.text }).collect();
+    let report = blocking(&state, move |rt| rt.scan_documents(&documents)).await?.map_err(call_error)?;
+    let findings: Vec<serde_json::Value> = report.findings.iter().map(crate::cli::scan_finding_json).collect();
+    Ok(axum::Json(serde_json::json!({"findings": findings, "truncated": report.truncated})).into_response())
+}
+
 async fn check_tool(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
     let call: json::ToolCallJson = parse(&state, body)?;
     let call = call.into();
@@ -381,6 +406,7 @@ pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
         .route("/v1/check/tool-result", post(check_tool_result))
         .route("/v1/record", post(record))
         .route("/v1/audit-config", post(audit_config))
+        .route("/v1/scan", post(scan))
         .route_layer(middleware::from_fn_with_state(state.clone(), authorize));
     Router::new()
         .route("/v1/health", get(health))

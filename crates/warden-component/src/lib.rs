@@ -15,6 +15,7 @@ use guest_rt as _;
 mod convert;
 mod ports;
 mod runtime_config;
+mod scan;
 mod tool_review;
 
 use alloc::string::String;
@@ -250,6 +251,14 @@ impl AuditGuest for Component {
     fn export(after: u64, limit: u32) -> Result<Vec<AuditEntry>, PolicyError> {
         configured(|w| w.audit_export(&ports::host(), after, limit))
             .map(|entries| entries.into_iter().map(convert::audit_entry).collect())
+    }
+}
+
+impl exports::warden::guard::scan::Guest for Component {
+    fn scan_documents(
+        documents: Vec<exports::warden::guard::scan::Document>,
+    ) -> Result<exports::warden::guard::scan::ScanReport, PolicyError> {
+        scan::scan_documents(documents)
     }
 }
 

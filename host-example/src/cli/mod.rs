@@ -7,6 +7,9 @@ mod gate;
 pub(crate) mod harden;
 mod listed;
 mod profile;
+mod scan;
+
+pub use scan::{ScanKind, finding_json as scan_finding_json};
 
 use crate::clock::Clock;
 use crate::json::{self, VerdictJson};
@@ -44,6 +47,7 @@ const EXIT_CODES_HELP: &str = "Exit codes (every subcommand):
   2  bad input: an argument, the configuration or the request is invalid; one line names the field; nothing was written
   3  `check --fail-on deny|ask`: the answer was printed and its decision meets the threshold;
      `audit-config --fail-on RISK`: the findings were printed and one is that severe or more
+     `scan`: the findings were printed and one is at or above `--fail-on` (default `high`)
   4  `audit verify`: the report was printed and the chain is broken; stderr names the first broken link
 `warden hook` speaks its runtime's protocol instead: exit 2 blocks the tool call.";
 /// Largest request read from stdin, in bytes (8 MiB).
@@ -244,6 +248,22 @@ enum Command {
         /// The server command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<OsString>,
+    },
+    /// Scan skills, plugins, MCP `tools/list` answers and logs for poisoning; needs no configuration.
+    /// Exit 3 when a finding is at or above `--fail-on`.
+    Scan {
+        /// Files or folders (walked, symbolic links not followed).
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Print the findings as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Exit 3 after printing when a finding is this severe or more (`none`: never).
+        #[arg(long, value_enum, default_value_t = scan::Severity::High, value_name = "SEVERITY")]
+        fail_on: scan::Severity,
+        /// Read every file given as this kind instead of naming it from the file name (files only).
+        #[arg(long, value_enum, value_name = "KIND")]
+        kind: Option<scan::ScanKind>,
     },
     /// The consent gate's ledger: consents, opt-outs, replies, variables, outcomes, the log and a summary.
     Gate {
@@ -754,6 +774,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             let code = ran.map_err(|e| Failure::failed(format!("the MCP proxy stopped: {e}")))?;
             if code == 0 { Ok(()) } else { Err(Failure::failed(format!("the MCP server exited with code {code}"))) }
         }
+        Command::Scan { paths, json, fail_on, kind } => scan::run(&host, &paths, json, fail_on, kind, stdout),
         Command::Gate { command } => gate::run(&host, clock, command, stdout),
         Command::Audit { command } => audit::run(&host, command, stdout),
         Command::Profile { command } => profile::run(&host, command, stdout),

@@ -122,13 +122,13 @@ pub fn scan_script(text: &str, first_line: u32, out: &mut Sink) {
             continue;
         }
         if judged >= MAX_COMMANDS {
-            return;
+            return too_many(pending_line, out);
         }
         judged += 1;
         scan_command(trimmed, pending_line, Origin::Code, out);
         for literal in literals(trimmed) {
             if judged >= MAX_COMMANDS {
-                return;
+                return too_many(pending_line, out);
             }
             judged += 1;
             scan_command(&literal, pending_line, Origin::Code, out);
@@ -144,6 +144,10 @@ pub fn scan_script(text: &str, first_line: u32, out: &mut Sink) {
             }
         }
     }
+}
+
+fn too_many(line: u32, out: &mut Sink) {
+    push(out, rules::UNREADABLE, line, format!("more than {MAX_COMMANDS} commands; from here on they were not judged"));
 }
 
 /// Quoted strings of a line of code that hold a space, as commands.

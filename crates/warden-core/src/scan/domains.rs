@@ -74,11 +74,12 @@ pub fn look_alike(host: &str) -> Option<String> {
         let mut s = Scripts::default();
         let mut skeleton = String::new();
         for c in decoded.chars() {
-            let mut compat = String::new();
-            unicode_normalization::char::decompose_compatible(c, |d| compat.push(d));
-            if !c.is_ascii() && compat.is_ascii() && !compat.is_empty() {
+            // Full-width and mathematical forms (accented Latin letters are Latin).
+            if let Some(plain) =
+                super::text::compatible(c).filter(|p| p.is_ascii() && !('\u{00C0}'..='\u{024F}').contains(&c))
+            {
                 s.compat = true;
-                skeleton.push_str(&compat.to_ascii_lowercase());
+                skeleton.push(plain.to_ascii_lowercase());
                 continue;
             }
             if c.is_ascii_digit() || c == '-' {

@@ -25,12 +25,7 @@ fn is_b64(b: u8) -> bool {
 /// Finds blobs in `text` (whose first line is `first_line`) that decode to
 /// instructions or commands; `depth` is how many decodings led here.
 pub fn scan(text: &str, first_line: u32, depth: usize, out: &mut Sink) {
-    let mut blobs = 0usize;
-    for (start, blob, how) in runs(text) {
-        if blobs >= MAX_BLOBS {
-            break;
-        }
-        blobs += 1;
+    for (start, blob, how) in runs(text).into_iter().take(MAX_BLOBS) {
         let Some(decoded) = decode(&blob, how) else { continue };
         let line = first_line + text::line_of_byte(text, start) - 1;
         if let Some(why) = judge(&decoded, depth) {

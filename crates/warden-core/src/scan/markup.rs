@@ -51,11 +51,12 @@ pub const HIDING: &[&str] = &[
 /// Scans a markdown document; a skill's front matter only describes.
 pub fn scan_markdown(text: &str, skill: bool, out: &mut Sink) {
     let lines: Vec<&str> = text.split('\n').collect();
-    if skill && lines.first().map(|l| l.trim_start_matches('\u{FEFF}').trim_end()) == Some("---") {
-        if let Some(end) = lines.iter().skip(1).position(|l| l.trim_end() == "---") {
-            let front = lines.get(1..=end).map(|l| l.join("\n")).unwrap_or_default();
-            super::phrases::scan(&front, 2, Place::Describes, out);
-        }
+    if skill
+        && lines.first().map(|l| l.trim_start_matches('\u{FEFF}').trim_end()) == Some("---")
+        && let Some(end) = lines.iter().skip(1).position(|l| l.trim_end() == "---")
+    {
+        let front = lines.get(1..=end).map(|l| l.join("\n")).unwrap_or_default();
+        super::phrases::scan(&front, 2, Place::Describes, out);
     }
     super::everywhere(text, 1, out);
     fenced_code(&lines, out);

@@ -240,7 +240,7 @@ pub fn shadowing(description: &str, first_line: u32, others: &[&str], out: &mut 
     for (what, pattern, severity) in SHADOW_ROWS {
         let steps: Vec<Step<'_>> = phrases::compile(pattern);
         for start in 0..words.len() {
-            if phrases::matches_at(&steps, &words, start) {
+            if phrases::matches_at(&steps, phrases::within(&words, start), start) {
                 let line = words.get(start).map_or(first_line, |w| w.1);
                 push_at(
                     out,

@@ -180,9 +180,15 @@ pub fn scan_documents(docs: &[Document<'_>]) -> Result<Report, String> {
     Ok(report)
 }
 
+/// What a detail says before its last quote.
+fn what(detail: &str) -> &str {
+    detail.rsplit_once(": `").map_or(detail, |(head, _)| head)
+}
+
 pub(crate) fn add(report: &mut Report, name: &str, mut found: Sink) {
     found.sort_by(|a, b| (a.line, a.rule, &a.detail).cmp(&(b.line, b.rule, &b.detail)));
-    found.dedup_by(|a, b| a.line == b.line && a.rule == b.rule && a.detail == b.detail);
+    // The same row found twice on a line (in a comment and in the line around it) is one finding.
+    found.dedup_by(|a, b| a.line == b.line && a.rule == b.rule && what(&a.detail) == what(&b.detail));
     for f in found {
         if report.findings.len() >= MAX_FINDINGS {
             report.truncated = true;

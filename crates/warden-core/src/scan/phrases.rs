@@ -135,6 +135,27 @@ pub const MARKERS: &[&str] = &[
     "<|im_start|>",
 ];
 
+/// Most lines one match may span: an instruction split over a line break is
+/// still one, words a paragraph apart are not.
+pub const MAX_SPAN_LINES: u32 = 2;
+
+/// The words a match starting at `start` may use: those within
+/// [`MAX_SPAN_LINES`] lines of it.
+pub fn within(words: &[(String, u32)], start: usize) -> &[(String, u32)] {
+    let Some(first) = words.get(start).map(|w| w.1) else { return &[] };
+    let end = words
+        .iter()
+        .skip(start)
+        .take(MAX_MATCH_WORDS)
+        .position(|w| w.1 >= first.saturating_add(MAX_SPAN_LINES))
+        .map_or((start + MAX_MATCH_WORDS).min(words.len()), |p| start + p);
+    words.get(..end).unwrap_or(words)
+}
+
+/// Most words one match may span (more than any pattern can use), so the
+/// work per word stays bounded whatever the length of a line.
+pub const MAX_MATCH_WORDS: usize = 64;
+
 /// Scans `text` (whose first line is `first_line`) at `place`.
 pub fn scan(text: &str, first_line: u32, place: Place, out: &mut Sink) {
     let words = text::words(text, first_line);
@@ -147,7 +168,7 @@ pub fn scan(text: &str, first_line: u32, place: Place, out: &mut Sink) {
         for start in 0..words.len() {
             if let Some(line) = words.get(start).map(|w| w.1)
                 && line != last_line
-                && matches_at(&steps, &words, start)
+                && matches_at(&steps, within(&words, start), start)
             {
                 last_line = line;
                 push_at(

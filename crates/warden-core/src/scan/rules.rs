@@ -103,7 +103,8 @@ pub const RULES: &[Rule] = &[
         name: UNREADABLE,
         severity: Risk::Medium,
         doc: "A document of a structured kind (`package-json`, `mcp-tools`) that does not parse, so its \
-              structure was not checked (its text still was).",
+              structure was not checked (its text still was), or a script with more commands than are judged \
+              (`scan::code::MAX_COMMANDS`).",
     },
 ];
 

@@ -72,8 +72,7 @@ pub fn quote(line: &str) -> String {
         return String::from("(the line holds a secret and is not quoted)");
     }
     let mut out = String::new();
-    let mut count = 0usize;
-    for c in trimmed.chars() {
+    for (count, c) in trimmed.chars().enumerate() {
         if count >= super::MAX_QUOTE_CHARS {
             out.push('…');
             break;
@@ -83,7 +82,6 @@ pub fn quote(line: &str) -> String {
         } else {
             out.push(c);
         }
-        count += 1;
     }
     out
 }
@@ -316,18 +314,61 @@ pub fn fold_char(c: char) -> Vec<char> {
     if is_invisible(c) {
         return out;
     }
-    unicode_normalization::char::decompose_compatible(c, |d| {
-        // Combining marks: accents dropped, so `ignóre` is `ignore`.
-        if ('\u{0300}'..='\u{036F}').contains(&d) {
-            return;
-        }
-        let d = latin_look_alike(d).unwrap_or(d);
-        for l in d.to_lowercase() {
-            out.push(l);
-        }
-    });
+    let d = compatible(c).unwrap_or(c);
+    let d = latin_look_alike(d).unwrap_or(d);
+    for l in d.to_lowercase() {
+        out.push(l);
+    }
     out
 }
+
+/// The plain character a compatibility form stands for: full-width forms,
+/// mathematical letters and digits, and Latin letters with accents (so
+/// `ｉｇｎｏｒｅ`, `𝐢𝐠𝐧𝐨𝐫𝐞` and `ignóre` read as `ignore`).
+pub fn compatible(c: char) -> Option<char> {
+    let cp = c as u32;
+    let ascii = |v: u32| char::from_u32(v);
+    match cp {
+        0xFF01..=0xFF5E => ascii(cp - 0xFEE0),
+        0x3000 => Some(' '),
+        0x1D400..=0x1D6A3 => {
+            let i = (cp - 0x1D400) % 52;
+            if i < 26 { ascii(u32::from(b'A') + i) } else { ascii(u32::from(b'a') + i - 26) }
+        }
+        0x1D7CE..=0x1D7FF => ascii(u32::from(b'0') + (cp - 0x1D7CE) % 10),
+        _ => ACCENTED.iter().find(|(set, _)| set.contains(c)).map(|(_, base)| *base),
+    }
+}
+
+/// Latin letters with accents and the letter under them.
+const ACCENTED: &[(&str, char)] = &[
+    ("àáâãäåāăą", 'a'),
+    ("ÀÁÂÃÄÅĀĂĄ", 'A'),
+    ("çćĉċč", 'c'),
+    ("ÇĆĈĊČ", 'C'),
+    ("ďđ", 'd'),
+    ("èéêëēĕėęě", 'e'),
+    ("ÈÉÊËĒĔĖĘĚ", 'E'),
+    ("ĝğġģ", 'g'),
+    ("ĥħ", 'h'),
+    ("ìíîïĩīĭįı", 'i'),
+    ("ÌÍÎÏĨĪĬĮİ", 'I'),
+    ("ĵ", 'j'),
+    ("ķ", 'k'),
+    ("ĺļľŀł", 'l'),
+    ("ñńņňŉ", 'n'),
+    ("ÑŃŅŇ", 'N'),
+    ("òóôõöøōŏő", 'o'),
+    ("ÒÓÔÕÖØŌŎŐ", 'O'),
+    ("ŕŗř", 'r'),
+    ("śŝşš", 's'),
+    ("ţťŧ", 't'),
+    ("ùúûüũūŭůűų", 'u'),
+    ("ÙÚÛÜŨŪŬŮŰŲ", 'U'),
+    ("ŵ", 'w'),
+    ("ýÿŷ", 'y'),
+    ("źżž", 'z'),
+];
 
 /// The Latin letter a Cyrillic, Greek or Armenian letter is drawn like, if any.
 pub fn latin_look_alike(c: char) -> Option<char> {

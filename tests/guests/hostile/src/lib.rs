@@ -214,4 +214,12 @@ impl exports::warden::guard::tool_review::Guest for Hostile {
     }
 }
 
+impl exports::warden::guard::scan::Guest for Hostile {
+    fn scan_documents(
+        _: Vec<exports::warden::guard::scan::Document>,
+    ) -> Result<exports::warden::guard::scan::ScanReport, PolicyError> {
+        Err(hostile())
+    }
+}
+
 export!(Hostile);
