@@ -6,7 +6,7 @@ use warden_tests::{T0, TempDb, decided, runtime, tool_call};
 use wasmtime::component::Component;
 
 /// The size the release component must stay under.
-const MAX_COMPONENT_BYTES: usize = 2304 * 1024;
+const MAX_COMPONENT_BYTES: usize = 2560 * 1024;
 
 #[test]
 fn component_imports_only_its_own_world() {
@@ -38,7 +38,7 @@ fn component_imports_only_its_own_world() {
 }
 
 #[test]
-fn release_component_is_under_two_and_a_quarter_mebibytes() {
+fn release_component_is_under_two_and_a_half_mebibytes() {
     let size = EMBEDDED_COMPONENT.len();
     println!("component size: {size} bytes");
     assert!(size < MAX_COMPONENT_BYTES, "component is {size} bytes");
