@@ -366,3 +366,15 @@ fn the_json_request_mapping_refuses_or_converts_arbitrary_text() {
 fn the_json_request_mapping_refuses_or_converts_mutated_requests() {
     fuzz("json-mapping-mutated", 4000, mutated(JSON_SEEDS), |b| mapping_properties(&String::from_utf8_lossy(&b)));
 }
+
+#[test]
+fn a_message_with_a_form_feed_around_it_is_refused_not_forwarded() {
+    // A form feed is ASCII whitespace but not JSON whitespace: the strict parse refuses the line.
+    for line in [
+        &b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\x0c"[..],
+        b"\x0b{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+    ] {
+        assert!(matches!(mcp::classify(line), Routed::Refuse(_)), "{}", String::from_utf8_lossy(line));
+    }
+    assert!(matches!(mcp::classify(b" \t\r\n"), Routed::Skip));
+}

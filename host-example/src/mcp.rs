@@ -261,7 +261,12 @@ fn looks_like_tools_call(method: &str) -> bool {
 /// judging: every line is skipped (blank), forwarded, held for the judge, or
 /// refused with an answer.
 pub fn classify(line: &[u8]) -> Routed {
-    let trimmed = line.trim_ascii();
+    // JSON's own whitespace only: a form feed or vertical tab around a
+    // message is not JSON, and what is forwarded must parse strictly.
+    let json_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let start = line.iter().position(|b| !json_space(b)).unwrap_or(line.len());
+    let end = line.iter().rposition(|b| !json_space(b)).map_or(start, |i| i + 1);
+    let trimmed = line.get(start..end).unwrap_or_default();
     if trimmed.is_empty() {
         return Routed::Skip;
     }
