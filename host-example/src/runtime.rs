@@ -278,24 +278,30 @@ impl Drop for Runtime {
     }
 }
 
+/// The engine and the linked, pre-instantiated component of `options`.
+fn prepare(options: &RuntimeOptions) -> Result<(&'static Engine, GuardPre<HostState>), StartError> {
+    let engine = engine().map_err(StartError::Load)?;
+    // Borrowed where the bytes are already in memory: the component is megabytes.
+    let bytes: std::borrow::Cow<'_, [u8]> = match &options.component {
+        ComponentSource::Embedded => EMBEDDED_COMPONENT.into(),
+        ComponentSource::Bytes(b) => b.as_slice().into(),
+        ComponentSource::File(p) => {
+            std::fs::read(p).with_context(|| format!("reading {}", p.display())).map_err(StartError::Load)?.into()
+        }
+    };
+    let component = load_component(engine, &bytes, options.cache_dir.as_deref()).map_err(StartError::Load)?;
+    let mut linker: Linker<HostState> = Linker::new(engine);
+    Guard::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+        .map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+    let pre = linker.instantiate_pre(&component).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+    let pre = GuardPre::new(pre).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+    Ok((engine, pre))
+}
+
 impl Runtime {
     /// Loads the component and configures it with `config` (JSON text).
     pub fn new(options: RuntimeOptions, config: &str) -> Result<Runtime, StartError> {
-        let engine = engine().map_err(StartError::Load)?;
-        // Borrowed where the bytes are already in memory: the component is megabytes.
-        let bytes: std::borrow::Cow<'_, [u8]> = match &options.component {
-            ComponentSource::Embedded => EMBEDDED_COMPONENT.into(),
-            ComponentSource::Bytes(b) => b.as_slice().into(),
-            ComponentSource::File(p) => {
-                std::fs::read(p).with_context(|| format!("reading {}", p.display())).map_err(StartError::Load)?.into()
-            }
-        };
-        let component = load_component(engine, &bytes, options.cache_dir.as_deref()).map_err(StartError::Load)?;
-        let mut linker: Linker<HostState> = Linker::new(engine);
-        Guard::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
-            .map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
-        let pre = linker.instantiate_pre(&component).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
-        let pre = GuardPre::new(pre).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        let (engine, pre) = prepare(&options)?;
         // The component validates the configuration; the host reads only the
         // destinations it must enforce, after the component accepted them.
         let mut runtime = Runtime {
@@ -336,20 +342,7 @@ impl Runtime {
     /// Loads the component with no policy, for the exports that need none
     /// (`runtime-config`); every policy call answers `not-configured`.
     pub fn without_policy(options: RuntimeOptions) -> Result<Runtime, StartError> {
-        let engine = engine().map_err(StartError::Load)?;
-        let bytes: std::borrow::Cow<'_, [u8]> = match &options.component {
-            ComponentSource::Embedded => EMBEDDED_COMPONENT.into(),
-            ComponentSource::Bytes(b) => b.as_slice().into(),
-            ComponentSource::File(p) => {
-                std::fs::read(p).with_context(|| format!("reading {}", p.display())).map_err(StartError::Load)?.into()
-            }
-        };
-        let component = load_component(engine, &bytes, options.cache_dir.as_deref()).map_err(StartError::Load)?;
-        let mut linker: Linker<HostState> = Linker::new(engine);
-        Guard::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
-            .map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
-        let pre = linker.instantiate_pre(&component).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
-        let pre = GuardPre::new(pre).map_err(|e| StartError::Load(anyhow!("{e:#}")))?;
+        let (engine, pre) = prepare(&options)?;
         Ok(Runtime {
             engine,
             pre,
