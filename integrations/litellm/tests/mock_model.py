@@ -12,6 +12,9 @@ person's latest message:
 | `SCRIPT:tool-only-rm` | only the `terminal` call above |
 | `SCRIPT:tool-fetch` | a `web_fetch` call (the judge asks about fetch tools by default) |
 | `SCRIPT:tool-ls` | a `terminal` call running `ls -la` |
+| `SCRIPT:tool-crash` | calls to `crash` and `fine` (what the hostile test guest crashes on and allows) |
+| `SCRIPT:function-rm` | the legacy `function_call` form of the `rm -rf /` call |
+| `SCRIPT:tool-nameless` | a tool call whose function has no name |
 | `SCRIPT:secret` | text holding an OpenAI-style API key |
 | anything else | `Hello from the mock model.` |
 
@@ -71,6 +74,15 @@ def _answer(body):
         content, calls = None, [_call("call_fetch", "web_fetch", {"url": "https://example.com/page"})]
     elif "SCRIPT:tool-ls" in text:
         content, calls = None, [_call("call_ls", "terminal", {"command": "ls -la"})]
+    elif "SCRIPT:tool-crash" in text:
+        # Tool names the hostile test guest answers by crashing (`crash`) or allowing (`fine`).
+        content, calls = None, [_call("call_crash", "crash", {}), _call("call_fine", "fine", {})]
+    elif "SCRIPT:function-rm" in text:
+        # The legacy single function call of the older OpenAI API.
+        message = {"role": "assistant", "content": None, "function_call": {"name": "terminal", "arguments": json.dumps({"command": "rm -rf /"})}}
+        return message, "function_call"
+    elif "SCRIPT:tool-nameless" in text:
+        content, calls = None, [{"id": "call_x", "type": "function", "function": {"name": "", "arguments": "{}"}}]
     elif "SCRIPT:secret" in text:
         content = f"Sure, the deployment key is {SECRET} - keep it safe."
     message = {"role": "assistant", "content": content}

@@ -42,6 +42,8 @@ CHANNEL = "litellm"
 DEFAULT_ACCOUNT_ID = "litellm"
 # Rule of a check that could not run because Warden did not start.
 START_FAILURE_RULE = "host.start-failure"
+# Rule of a tool call that names no function, refused unjudged.
+UNREADABLE_CALL_RULE = "host.unreadable-tool-call"
 # What an `ask` becomes when nobody can be asked: `deny` (default) or `allow`.
 ASK_POLICIES = ("deny", "allow")
 # What happens to an answer with a refused tool call: `remove` the call (default) or `refuse` the answer.
@@ -50,8 +52,12 @@ TOOL_CALL_ACTIONS = ("remove", "refuse")
 MAX_STREAM_CHUNKS = 20_000
 
 
-class SettingError(ValueError):
-    """A guardrail setting in config.yaml is wrong; the message names it, its value and what is allowed."""
+class SettingError(Exception):
+    """A guardrail setting in config.yaml is wrong; the message names it, its value and what is allowed.
+
+    Not a ValueError on purpose: LiteLLM skips a guardrail whose constructor
+    raises ValueError or TypeError and starts the proxy without it; any other
+    exception stops the proxy, which is what a guard that cannot run must do."""
 
 
 def now_ms() -> int:
@@ -299,7 +305,7 @@ class WardenGuardrail(CustomGuardrail):
             calls = list(_get(message, "tool_calls") or [])
             for call in calls:
                 verdict = self._judge_call(guard, why, call, identity, session)
-                refused, note = self._refused(verdict, "tool call", _tool_name(call))
+                refused, note = self._refused(verdict, "tool call", _tool_name(call), session)
                 if refused:
                     notes.append(note)
                     refusals.append({"check": "tool-call", "note": note, "rule": verdict.get("rule"), "decision": verdict.get("decision")})
@@ -307,13 +313,25 @@ class WardenGuardrail(CustomGuardrail):
                     kept.append(call)
             if original_text:
                 verdict = self._judge_text(guard, why, original_text, identity, session, _none_if_empty(_get(response, "id")))
-                refused, note = self._refused(verdict, "answer", None)
+                refused, note = self._refused(verdict, "answer", None, session)
                 if refused:
                     refusals.append({"check": "outbound", "note": note, "rule": verdict.get("rule"), "decision": verdict.get("decision"), "whole": True})
+            # The legacy single `function_call` is a tool call too.
+            legacy = _get(message, "function_call")
+            legacy_refused = False
+            if legacy is not None:
+                verdict = self._judge_call(guard, why, {"id": None, "function": legacy}, identity, session)
+                legacy_refused, note = self._refused(verdict, "tool call", _tool_name({"function": legacy}), session)
+                if legacy_refused:
+                    notes.append(note)
+                    refusals.append({"check": "tool-call", "note": note, "rule": verdict.get("rule"), "decision": verdict.get("decision")})
             if notes:
                 _set(message, "content", (original_text + "\n\n" if original_text else "") + "\n".join(notes))
-                _set(message, "tool_calls", kept or None)
-                if not kept and _get(choice, "finish_reason") == "tool_calls":
+                if calls:
+                    _set(message, "tool_calls", kept or None)
+                if legacy_refused:
+                    _set(message, "function_call", None)
+                if not kept and not (legacy is not None and not legacy_refused) and _get(choice, "finish_reason") in ("tool_calls", "function_call"):
                     _set(choice, "finish_reason", "stop")
         return {"refusals": refusals}
 
@@ -335,6 +353,19 @@ class WardenGuardrail(CustomGuardrail):
     def _judge_call(self, guard: Any, why: Optional[str], call: Any, identity: Dict[str, Any], session: Optional[str]) -> Dict[str, Any]:
         name = _tool_name(call)
         function = _get(call, "function")
+        if not name:
+            # A call without a function name (another tool type, a malformed
+            # answer) cannot be judged, so it is refused: tool calls fail closed.
+            return {
+                "decision": "deny",
+                "rule": UNREADABLE_CALL_RULE,
+                "reason": "the tool call names no function (`function.name`), so it cannot be judged; tool calls fail closed",
+                "risk": "high",
+                "scope": None,
+                "approval_key": None,
+                "observed": None,
+                "signals": [],
+            }
         arguments = _get(function, "arguments") if function is not None else None
         if arguments is None:
             arguments = "{}"
@@ -347,7 +378,9 @@ class WardenGuardrail(CustomGuardrail):
                 {
                     "tool_name": name,
                     "arguments": arguments,
-                    "call_id": _none_if_empty(_get(call, "id")),
+                    # Not the model's call ID: a model gives a retried call a
+                    # new one, so a `once` approval bound to it would never match.
+                    "call_id": None,
                     "run_id": None,
                     "session_id": session,
                     "now_ms": now_ms(),
@@ -383,10 +416,10 @@ class WardenGuardrail(CustomGuardrail):
         except Exception as e:  # answers fail closed
             return self._host.component.fail_closed(str(e), "messages")
 
-    def _refused(self, verdict: Dict[str, Any], what: str, tool: Optional[str]) -> Tuple[bool, str]:
+    def _refused(self, verdict: Dict[str, Any], what: str, tool: Optional[str], session: Optional[str] = None) -> Tuple[bool, str]:
         """(refused, the sentence that says so) under the headless ask policy."""
         decision, rule, reason = verdict.get("decision"), verdict.get("rule"), verdict.get("reason")
-        subject = f"the tool call {tool}" if tool is not None else f"this {what}"
+        subject = f"the tool call {tool or '(unnamed)'}" if tool is not None else f"this {what}"
         if decision == "deny":
             verb = "removed" if tool is not None and self.tool_call_action == "remove" else "refused"
             return True, f"[Warden {verb} {subject} ({rule}): {reason}]"
@@ -396,6 +429,8 @@ class WardenGuardrail(CustomGuardrail):
                 return False, ""
             key = verdict.get("approval_key")
             scope = verdict.get("scope") or "once"
+            if scope == "session" and session is None:
+                scope = "once"  # a session answer needs a session; this request named none
             approve = (
                 f" An operator can approve it with `warden approve --key '{key}' --scope {scope}`"
                 " (with this proxy's Warden configuration and database); then retry the request."
