@@ -256,6 +256,11 @@ def warden_of(body: Dict[str, Any]) -> Dict[str, Any]:
 main_json = write_json("warden.json", POLICY)
 MAIN = Proxy("main", proxy_config([guardrail("warden", main_json, WASM, "main/warden.db", True)]))
 
+# The cross-adapter fixture every adapter is tested with.
+CROSS_DIR = os.path.join(os.path.dirname(os.path.dirname(PACKAGE_PARENT)), "tests", "fixtures", "cross-adapter")
+CROSS_CONFIG = os.path.join(CROSS_DIR, "config.json")
+with open(os.path.join(CROSS_DIR, "cases.json")) as f:
+    CROSS = json.load(f)
 broken_wasm = os.path.join(WORK, "random.wasm")
 with open(broken_wasm, "wb") as f:
     f.write(os.urandom(4096))
@@ -269,6 +274,7 @@ FAILURES = Proxy(
             guardrail("warden-refused-config", refused_json, WASM, "refused/warden.db", False),
             guardrail("warden-hostile", main_json, HOSTILE, "hostile/warden.db", False, warden_fuel=200_000_000),
             guardrail("warden-refuse", main_json, WASM, "refuse/warden.db", False, warden_tool_calls="refuse"),
+            guardrail("warden-cross", CROSS_CONFIG, WASM, "cross/warden.db", False, warden_cwd=CROSS["cwd"]),
         ]
     ),
 )
@@ -306,8 +312,13 @@ def benign_turn_passes():
 
 def safety_prompt_injected():
     n = len(model_requests())
-    r = ask(MAIN, "How much is Bob's salary this year?")
+    raw = MAIN.client().chat.completions.with_raw_response.create(
+        model="mock", messages=[{"role": "user", "content": "How much is Bob's salary this year?"}], user="u-alex"
+    )
+    r = raw.parse()
     check(r.choices[0].message.content == "Hello from the mock model.", "the turn proceeds (scenarios guide, they do not block)")
+    turn = json.loads(raw.headers.get("x-warden-turn") or "{}")
+    check((turn.get("outcome"), turn.get("rule"), turn.get("scenarios")) == ("flagged", "safety.flagged", ["salaries"]), f"x-warden-turn: flagged by safety.flagged for salaries ({turn})")
     classified = model_requests_since(n, "classifier")
     check(len(classified) == 1, f"the classifier was asked once ({len(classified)})")
     check(classified[0]["messages"][0]["role"] == "system" and classified[0].get("max_tokens") == 1, "with the logprob protocol")
@@ -336,9 +347,16 @@ def only_tool_call_removed():
 
 
 def benign_tool_call_passes():
-    r = ask(MAIN, "SCRIPT:tool-ls")
+    raw = MAIN.client().chat.completions.with_raw_response.create(
+        model="mock", messages=[{"role": "user", "content": "SCRIPT:tool-ls"}], user="u-alex"
+    )
+    r = raw.parse()
     calls = r.choices[0].message.tool_calls or []
     check([(c.function.name, json.loads(c.function.arguments)) for c in calls] == [("terminal", {"command": "ls -la"})], "`ls -la` is allowed through unchanged")
+    checks = json.loads(raw.headers.get("x-warden-checks") or "[]")
+    check(checks == [{"check": "tool-call", "decision": "allow", "rule": "tools.allow", "tool": "terminal"}], f"x-warden-checks: allow by tools.allow ({checks})")
+    turn = json.loads(raw.headers.get("x-warden-turn") or "{}")
+    check(turn.get("outcome") == "no-match" and turn.get("scenarios") == [], f"x-warden-turn: the turn matched no scenario ({turn})")
 
 
 def ask_is_denied_headless_with_key():
@@ -458,6 +476,31 @@ def request_metadata_cannot_switch_it_off():
         raise AssertionError(f"{name} switched the guardrail off: {r.choices[0].message.content!r}")
 
 
+def cross_adapter_case(case: Dict[str, Any]):
+    def run():
+        spec = json.dumps({"tool": case["tool"], "args": case["args"]})
+        raw = FAILURES.client().chat.completions.with_raw_response.create(
+            model="mock", messages=[{"role": "user", "content": f"SCRIPT:call {spec}"}], extra_body={"guardrails": ["warden-cross"]}
+        )
+        r = raw.parse()
+        m = r.choices[0].message
+        expect = case["expect"]
+        checks = json.loads(raw.headers.get("x-warden-checks") or "[]")
+        got = [(c["decision"], c["rule"]) for c in checks if c["check"] == "tool-call"]
+        check(got == [(expect["decision"], expect["rule"])], f"x-warden-checks says {expect['decision']} by {expect['rule']}: {got}")
+        kept = [c.function.name for c in (m.tool_calls or [])]
+        if expect["decision"] == "allow":
+            check(kept == [case["tool"]] and not m.content, f"allowed: the call is kept ({kept}, {m.content!r})")
+        else:
+            check(kept == [], "the call is removed")
+            check(f"[Warden removed the tool call {case['tool']} ({expect['rule']})" in (m.content or ""), f"by {expect['rule']}: {m.content!r}")
+            if expect["decision"] == "ask":
+                check("nobody can be asked here" in m.content, "as an ask (headless policy deny)")
+            else:
+                check("nobody can be asked here" not in m.content, "as a denial")
+    return run
+
+
 # failure modes -------------------------------------------------------------------------
 def start_failure(name: str):
     def run():
@@ -514,6 +557,11 @@ try:
     CHECKS.run("a tool call that names no function is removed", nameless_tool_call_removed)
     CHECKS.run("a message given as content parts gets the safety prompt", list_content_gets_the_safety_prompt)
     CHECKS.run("request metadata cannot switch the guardrail off", request_metadata_cannot_switch_it_off)
+    for case in CROSS["cases"]:
+        CHECKS.run(
+            f"cross-adapter: {case['tool']} {json.dumps(case['args'])[:50]} -> {case['expect']['decision']} by {case['expect']['rule']}",
+            cross_adapter_case(case),
+        )
     CHECKS.run("a streamed answer that passes arrives whole", streamed_benign_answer_passes)
     CHECKS.run("a streamed answer holding a secret is refused", streamed_secret_refused)
     CHECKS.run("a streamed answer with a dangerous tool call is refused", streamed_tool_call_refused)

@@ -15,6 +15,7 @@ person's latest message:
 | `SCRIPT:tool-crash` | calls to `crash` and `fine` (what the hostile test guest crashes on and allows) |
 | `SCRIPT:function-rm` | the legacy `function_call` form of the `rm -rf /` call |
 | `SCRIPT:tool-nameless` | a tool call whose function has no name |
+| `SCRIPT:call {"tool": ..., "args": ...}` | exactly that tool call |
 | `SCRIPT:secret` | text holding an OpenAI-style API key |
 | anything else | `Hello from the mock model.` |
 
@@ -83,6 +84,10 @@ def _answer(body):
         return message, "function_call"
     elif "SCRIPT:tool-nameless" in text:
         content, calls = None, [{"id": "call_x", "type": "function", "function": {"name": "", "arguments": "{}"}}]
+    elif text.startswith("SCRIPT:call "):
+        # The one tool call the message spells out as JSON: {"tool": ..., "args": {...}}.
+        spec = json.loads(text[len("SCRIPT:call ") :])
+        content, calls = None, [_call("call_given", spec["tool"], spec["args"])]
     elif "SCRIPT:secret" in text:
         content = f"Sure, the deployment key is {SECRET} - keep it safe."
     message = {"role": "assistant", "content": content}

@@ -42,6 +42,9 @@ CHANNEL = "litellm"
 DEFAULT_ACCOUNT_ID = "litellm"
 # Rule of a check that could not run because Warden did not start.
 START_FAILURE_RULE = "host.start-failure"
+# Where the request data carries the checks' answers to the response-headers hook.
+TURN_KEY = "warden_turn"
+DECISIONS_KEY = "warden_checks"
 # Rule of a tool call that names no function, refused unjudged.
 UNREADABLE_CALL_RULE = "host.unreadable-tool-call"
 # What an `ask` becomes when nobody can be asked: `deny` (default) or `allow`.
@@ -148,7 +151,8 @@ class WardenGuardrail(CustomGuardrail):
     `$WARDEN_CACHE_DIR`, `warden_account_id` / `$WARDEN_ACCOUNT_ID`,
     `warden_on_ask` / `$WARDEN_ON_ASK` (`deny` or `allow`), `warden_tool_calls`
     / `$WARDEN_TOOL_CALLS` (`remove` or `refuse`), `warden_fuel`,
-    `warden_memory_mib`, `warden_host_dir` / `$WARDEN_HOST_DIR`."""
+    `warden_memory_mib`, `warden_cwd` / `$WARDEN_CWD` (the folder the clients'
+    tools run in), `warden_host_dir` / `$WARDEN_HOST_DIR`."""
 
     def __init__(self, **kwargs: Any) -> None:
         params = {k: kwargs.pop(k) for k in list(kwargs) if k.startswith("warden_")}
@@ -168,6 +172,10 @@ class WardenGuardrail(CustomGuardrail):
         self.account_id = _setting(params, "warden_account_id", "WARDEN_ACCOUNT_ID") or DEFAULT_ACCOUNT_ID
         self.on_ask = _choice(params, "warden_on_ask", "WARDEN_ON_ASK", ASK_POLICIES)
         self.tool_call_action = _choice(params, "warden_tool_calls", "WARDEN_TOOL_CALLS", TOOL_CALL_ACTIONS)
+        cwd = _setting(params, "warden_cwd", "WARDEN_CWD")
+        if cwd is not None and not os.path.isabs(cwd):
+            raise SettingError(f"guardrails[].litellm_params.warden_cwd: {cwd!r} is not an absolute path; give the folder the clients' tools run in")
+        self.cwd = cwd
         # The host modules must be importable now: a proxy that cannot ever run Warden should not start.
         self._host = host_mod.load_host(_setting(params, "warden_host_dir", "WARDEN_HOST_DIR"))
         component = self._host.component
@@ -240,10 +248,27 @@ class WardenGuardrail(CustomGuardrail):
                     "warden": {"check": "turn", "rule": outcome.get("rule"), "outcome": outcome.get("outcome")},
                 },
             )
+        data[TURN_KEY] = {"outcome": outcome.get("outcome"), "rule": outcome.get("rule"), "scenarios": outcome.get("scenarios") or []}
         context = outcome.get("append_context")
         if context:
             append_to_last_user_message(messages, context)
         return data
+
+    # response headers: what Warden decided ---------------------------------------
+    async def async_post_call_response_headers_hook(
+        self, data: dict, user_api_key_dict: Any, response: Any, request_headers: Any = None, litellm_call_info: Any = None
+    ) -> Optional[Dict[str, str]]:
+        """`x-warden-turn` and `x-warden-checks` (JSON, ASCII): the turn check's
+        outcome and rule, and the decision and rule of every tool call and
+        answer text checked, so a client can see why without parsing the text."""
+        headers: Dict[str, str] = {}
+        turn = data.get(TURN_KEY) if isinstance(data, dict) else None
+        if turn:
+            headers["x-warden-turn"] = json.dumps(turn, ensure_ascii=True)
+        decided = data.get(DECISIONS_KEY) if isinstance(data, dict) else None
+        if decided:
+            headers["x-warden-checks"] = json.dumps(decided, ensure_ascii=True)
+        return headers or None
 
     def check_inbound(self, data: Dict[str, Any], user_api_key_dict: Any) -> Optional[Dict[str, Any]]:
         """check-turn on the latest user message; None when there is none or Warden is not running (fail open)."""
@@ -295,6 +320,7 @@ class WardenGuardrail(CustomGuardrail):
         identity = self.identity(data, user_api_key_dict)
         session = self.session_id(data)
         refusals: List[Dict[str, Any]] = []
+        decided: List[Dict[str, Any]] = []
         for choice in _get(response, "choices") or []:
             message = _get(choice, "message")
             if message is None:
@@ -305,6 +331,7 @@ class WardenGuardrail(CustomGuardrail):
             calls = list(_get(message, "tool_calls") or [])
             for call in calls:
                 verdict = self._judge_call(guard, why, call, identity, session)
+                decided.append(_decided("tool-call", verdict, _tool_name(call)))
                 refused, note = self._refused(verdict, "tool call", _tool_name(call), session)
                 if refused:
                     notes.append(note)
@@ -313,6 +340,7 @@ class WardenGuardrail(CustomGuardrail):
                     kept.append(call)
             if original_text:
                 verdict = self._judge_text(guard, why, original_text, identity, session, _none_if_empty(_get(response, "id")))
+                decided.append(_decided("outbound", verdict, None))
                 refused, note = self._refused(verdict, "answer", None, session)
                 if refused:
                     refusals.append({"check": "outbound", "note": note, "rule": verdict.get("rule"), "decision": verdict.get("decision"), "whole": True})
@@ -321,6 +349,7 @@ class WardenGuardrail(CustomGuardrail):
             legacy_refused = False
             if legacy is not None:
                 verdict = self._judge_call(guard, why, {"id": None, "function": legacy}, identity, session)
+                decided.append(_decided("tool-call", verdict, _tool_name({"function": legacy})))
                 legacy_refused, note = self._refused(verdict, "tool call", _tool_name({"function": legacy}), session)
                 if legacy_refused:
                     notes.append(note)
@@ -333,6 +362,8 @@ class WardenGuardrail(CustomGuardrail):
                     _set(message, "function_call", None)
                 if not kept and not (legacy is not None and not legacy_refused) and _get(choice, "finish_reason") in ("tool_calls", "function_call"):
                     _set(choice, "finish_reason", "stop")
+        if isinstance(data, dict):
+            data[DECISIONS_KEY] = decided
         return {"refusals": refusals}
 
     def _enforce(self, findings: Dict[str, Any]) -> None:
@@ -385,8 +416,9 @@ class WardenGuardrail(CustomGuardrail):
                     "session_id": session,
                     "now_ms": now_ms(),
                     "identity": identity,
-                    # The tools run at the client; the proxy does not know its working directory.
-                    "cwd": None,
+                    # The tools run at the client: the proxy knows its working
+                    # directory only when the operator names it (`warden_cwd`).
+                    "cwd": self.cwd,
                     "derived_paths": [],
                 }
             )
@@ -473,6 +505,13 @@ class WardenGuardrail(CustomGuardrail):
                 )
         for chunk in chunks:
             yield chunk
+
+
+def _decided(check: str, verdict: Dict[str, Any], tool: Optional[str]) -> Dict[str, Any]:
+    out = {"check": check, "decision": verdict.get("decision"), "rule": verdict.get("rule")}
+    if tool is not None:
+        out["tool"] = tool
+    return out
 
 
 def _tool_name(call: Any) -> str:
