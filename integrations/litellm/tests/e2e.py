@@ -501,6 +501,27 @@ def cross_adapter_case(case: Dict[str, Any]):
     return run
 
 
+def other_formats_fail_closed():
+    import httpx
+
+    cases = [
+        ("/v1/messages", {"model": "mock", "max_tokens": 100, "messages": [{"role": "user", "content": "SCRIPT:tool-rm"}]}, "Anthropic Messages"),
+        ("/v1/responses", {"model": "mock", "input": "SCRIPT:tool-rm"}, "Responses API"),
+        ("/v1/responses", {"model": "mock", "input": "SCRIPT:secret"}, "Responses API"),
+    ]
+    for path, body, name in cases:
+        r = httpx.post(MAIN.url + path, json=body, timeout=60)
+        text = r.text
+        check(r.status_code == 400 and "(host.unchecked-format)" in text and name in text,
+              f"{path} ({body.get('input') or body['messages'][0]['content']}): refused by host.unchecked-format, naming {name} ({r.status_code})")
+        check("rm -rf" not in text and SECRET not in text, "no tool call and no secret reach the client")
+    with httpx.stream("POST", MAIN.url + "/v1/messages", timeout=60, json={
+        "model": "mock", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "SCRIPT:secret"}]
+    }) as r:
+        text = "".join(r.iter_text())
+    check("(host.unchecked-format)" in text and SECRET not in text, "a streamed /v1/messages answer is refused by host.unchecked-format, the secret withheld")
+
+
 # failure modes -------------------------------------------------------------------------
 def start_failure(name: str):
     def run():
@@ -562,6 +583,7 @@ try:
             f"cross-adapter: {case['tool']} {json.dumps(case['args'])[:50]} -> {case['expect']['decision']} by {case['expect']['rule']}",
             cross_adapter_case(case),
         )
+    CHECKS.run("answers in formats the guardrail does not check (/v1/messages, /v1/responses) are refused", other_formats_fail_closed)
     CHECKS.run("a streamed answer that passes arrives whole", streamed_benign_answer_passes)
     CHECKS.run("a streamed answer holding a secret is refused", streamed_secret_refused)
     CHECKS.run("a streamed answer with a dangerous tool call is refused", streamed_tool_call_refused)

@@ -2,7 +2,7 @@
 
     python mock_model.py PORT_FILE LOG_FILE
 
-Serves `POST /v1/chat/completions` on 127.0.0.1 (port 0; the port is written
+Serves `POST /v1/chat/completions` (and `/v1/responses`, with the same scripts) on 127.0.0.1 (port 0; the port is written
 to PORT_FILE) and answers from a script chosen by a marker word in the
 person's latest message:
 
@@ -148,7 +148,10 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             return self._send(400, {"error": "bad json"})
+        if self.path.endswith("/responses"):
+            return self._responses(body)
         if not self.path.endswith("/chat/completions"):
+            _log({"kind": "unknown-path", "path": self.path, "body": body})
             return self._send(404, {"error": "not found"})
         if body.get("logprobs") is True:
             _log({"kind": "classifier", "body": body})
@@ -169,6 +172,23 @@ class Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
             },
         )
+
+    def _responses(self, body):
+        """The Responses API (which LiteLLM also uses for /v1/messages to an OpenAI model): the same scripts."""
+        _log({"kind": "responses", "body": body})
+        text = json.dumps(body.get("input"))
+        message, _ = _answer({"messages": [{"role": "user", "content": text}]})
+        output = []
+        for call in message.get("tool_calls") or []:
+            output.append({"type": "function_call", "id": "fc_" + call["id"], "call_id": call["id"], "name": call["function"]["name"],
+                           "arguments": call["function"]["arguments"], "status": "completed"})
+        if message.get("content"):
+            output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                           "content": [{"type": "output_text", "text": message["content"], "annotations": []}]})
+        self._send(200, {"id": "resp_mock", "object": "response", "created_at": int(time.time()), "status": "completed",
+                         "model": body.get("model") or "mock-model", "output": output, "parallel_tool_calls": True,
+                         "tool_choice": "auto", "tools": [],
+                         "usage": {"input_tokens": 10, "output_tokens": 10, "total_tokens": 20}})
 
     def _stream(self, message, finish, created):
         base = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": created, "model": "mock-model"}

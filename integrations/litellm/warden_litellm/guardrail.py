@@ -45,6 +45,8 @@ START_FAILURE_RULE = "host.start-failure"
 # Where the request data carries the checks' answers to the response-headers hook.
 TURN_KEY = "warden_turn"
 DECISIONS_KEY = "warden_checks"
+# Rule of an answer in a format this guardrail does not check (Responses API, Anthropic Messages, text completions).
+UNCHECKED_FORMAT_RULE = "host.unchecked-format"
 # Rule of a tool call that names no function, refused unjudged.
 UNREADABLE_CALL_RULE = "host.unreadable-tool-call"
 # What an `ask` becomes when nobody can be asked: `deny` (default) or `allow`.
@@ -308,7 +310,19 @@ class WardenGuardrail(CustomGuardrail):
     # post_call: check-tool-call and check-outbound ---------------------------
     async def async_post_call_success_hook(self, data: dict, user_api_key_dict: Any, response: Any) -> Any:
         if _get(response, "choices") is None or _get(response, "object") not in (None, "chat.completion"):
-            return response  # not a chat completion (embeddings, images, ...)
+            unchecked = unchecked_format(response)
+            if unchecked is not None:
+                # An answer that may carry tool calls or text in a shape not
+                # checked here: refused, as tool calls and answers fail closed.
+                raise HTTPException(
+                    status_code=400,
+                    detail={
+                        "error": f"[Warden refused this answer ({UNCHECKED_FORMAT_RULE}): {unchecked} answers are not checked by "
+                        "this guardrail, so they are refused; use /v1/chat/completions]",
+                        "warden": {"check": "answer", "rule": UNCHECKED_FORMAT_RULE, "decision": "deny"},
+                    },
+                )
+            return response  # not a generated answer (embeddings, images, ...)
         findings = await asyncio.to_thread(self.check_answer, data, user_api_key_dict, response)
         self._enforce(findings)
         return response
@@ -490,8 +504,24 @@ class WardenGuardrail(CustomGuardrail):
                     status_code=400,
                     detail={"error": f"Warden refused this answer: a stream of more than {MAX_STREAM_CHUNKS} chunks is not checked"},
                 )
-        assembled = litellm.stream_chunk_builder(chunks=chunks, messages=request_data.get("messages"))
-        if assembled is not None:
+        try:
+            assembled = litellm.stream_chunk_builder(chunks=chunks, messages=request_data.get("messages"))
+        except Exception as e:
+            logger.error("warden: a streamed answer could not be assembled for checking: %s", e)
+            assembled = None
+        if assembled is None or _get(assembled, "choices") is None:
+            # Nothing that could be checked: refused (answers fail closed).
+            if not chunks:
+                return
+            raise HTTPException(
+                status_code=400,
+                detail={
+                    "error": f"[Warden refused this answer ({UNCHECKED_FORMAT_RULE}): the stream could not be assembled into "
+                    "a chat completion to check, so it is refused]",
+                    "warden": {"check": "answer", "rule": UNCHECKED_FORMAT_RULE, "decision": "deny"},
+                },
+            )
+        if True:
             findings = await asyncio.to_thread(self.check_answer, request_data, user_api_key_dict, assembled)
             refusals = findings["refusals"]
             if refusals:
@@ -505,6 +535,19 @@ class WardenGuardrail(CustomGuardrail):
                 )
         for chunk in chunks:
             yield chunk
+
+
+def unchecked_format(response: Any) -> Optional[str]:
+    """The name of a generated-answer format this guardrail does not check, or
+    None for a response that is not a generated answer (embeddings, images, audio,
+    rerank, moderation)."""
+    if _get(response, "object") == "response" or _get(response, "output") is not None:
+        return "Responses API"
+    if _get(response, "type") == "message" and isinstance(_get(response, "content"), list):
+        return "Anthropic Messages"
+    if _get(response, "object") == "text_completion":
+        return "text completion"
+    return None
 
 
 def _decided(check: str, verdict: Dict[str, Any], tool: Optional[str]) -> Dict[str, Any]:
