@@ -522,6 +522,33 @@ def other_formats_fail_closed():
     check("(host.unchecked-format)" in text and SECRET not in text, "a streamed /v1/messages answer is refused by host.unchecked-format, the secret withheld")
 
 
+def policy_reload():
+    def write(policy: Any) -> None:
+        tmp = main_json + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(policy if isinstance(policy, str) else json.dumps(policy))
+        os.replace(tmp, main_json)
+        now = time.time()
+        os.utime(main_json, (now, now + 1))  # visible to an mtime check within one clock tick
+
+    def read_file_checks() -> List[Any]:
+        raw = MAIN.client().chat.completions.with_raw_response.create(
+            model="mock", messages=[{"role": "user", "content": "SCRIPT:tool-rm"}], user="u-alex"
+        )
+        return [(c["tool"], c["decision"], c["rule"]) for c in json.loads(raw.headers.get("x-warden-checks") or "[]") if c.get("tool") == "read_file"]
+
+    check(read_file_checks() == [("read_file", "allow", "tools.allow")], "before: read_file is allowed")
+    try:
+        write(dict(POLICY, tools={"askTools": ["read_file"]}))
+        check(read_file_checks() == [("read_file", "ask", "tools.ask-tool")], "the changed configuration is used at the next request: ask by tools.ask-tool")
+        write("{ not json")
+        check(read_file_checks() == [("read_file", "ask", "tools.ask-tool")], "a configuration that cannot be used leaves the previous one in force")
+        check("the previous one stays active" in MAIN.log(), "and the proxy log says so")
+    finally:
+        write(POLICY)
+    check(read_file_checks() == [("read_file", "allow", "tools.allow")], "the original policy is back")
+
+
 # failure modes -------------------------------------------------------------------------
 def start_failure(name: str):
     def run():
@@ -587,6 +614,7 @@ try:
     CHECKS.run("a streamed answer that passes arrives whole", streamed_benign_answer_passes)
     CHECKS.run("a streamed answer holding a secret is refused", streamed_secret_refused)
     CHECKS.run("a streamed answer with a dangerous tool call is refused", streamed_tool_call_refused)
+    CHECKS.run("the Warden configuration is reloaded when it changes; a broken one leaves the previous in force", policy_reload)
     CHECKS.run("component missing: turns fail open, answers and tool calls fail closed", start_failure("warden-missing"))
     CHECKS.run("component of random bytes: turns fail open, answers and tool calls fail closed", start_failure("warden-random"))
     CHECKS.run("configuration refused: turns fail open, answers and tool calls fail closed", start_failure("warden-refused-config"))
