@@ -123,6 +123,7 @@ POLICY = {
                 "id": "salaries",
                 "instructions": "Requests about a specific employee's salary, pay or compensation.",
                 "flaggedPrompt": SALARY_PROMPT,
+                "approvedRequestors": [{"name": "Dani", "provider": "litellm", "accountId": "litellm", "senderId": "U-dani"}],
             }
         ],
     },
@@ -275,6 +276,7 @@ FAILURES = Proxy(
             guardrail("warden-hostile", main_json, HOSTILE, "hostile/warden.db", False, warden_fuel=200_000_000),
             guardrail("warden-refuse", main_json, WASM, "refuse/warden.db", False, warden_tool_calls="refuse"),
             guardrail("warden-cross", CROSS_CONFIG, WASM, "cross/warden.db", False, warden_cwd=CROSS["cwd"]),
+            guardrail("warden-request-sender", main_json, WASM, "sender/warden.db", False, warden_sender="request"),
         ]
     ),
 )
@@ -549,6 +551,26 @@ def policy_reload():
     check(read_file_checks() == [("read_file", "allow", "tools.allow")], "the original policy is back")
 
 
+def claimed_user_is_not_an_approved_sender():
+    n = len(model_requests())
+    MAIN.client().chat.completions.create(model="mock", user="U-dani", messages=[{"role": "user", "content": "What is Bob's salary?"}])
+    sent = model_requests_since(n)[0]["messages"][-1]["content"]
+    check(SALARY_PROMPT in sent, "a client that writes user=U-dani (an approved requestor) still gets the safety prompt: the sender is the proxy key's user")
+
+
+def request_sender_setting_trusts_the_user_field():
+    n = len(model_requests())
+    ask_as = lambda user: FAILURES.client().chat.completions.create(  # noqa: E731
+        model="mock", user=user, messages=[{"role": "user", "content": "What is Bob's salary?"}],
+        extra_body={"guardrails": ["warden-request-sender"]},
+    )
+    ask_as("U-dani")
+    ask_as("U-eve")
+    sent = [r["messages"][-1]["content"] for r in model_requests_since(n)]
+    check(SALARY_PROMPT not in sent[0], "with warden_sender: request, the approved requestor U-dani gets no safety prompt")
+    check(SALARY_PROMPT in sent[1], "and anyone else still does")
+
+
 # failure modes -------------------------------------------------------------------------
 def start_failure(name: str):
     def run():
@@ -614,6 +636,8 @@ try:
     CHECKS.run("a streamed answer that passes arrives whole", streamed_benign_answer_passes)
     CHECKS.run("a streamed answer holding a secret is refused", streamed_secret_refused)
     CHECKS.run("a streamed answer with a dangerous tool call is refused", streamed_tool_call_refused)
+    CHECKS.run("a client cannot claim an approved requestor's ID through the request's user field", claimed_user_is_not_an_approved_sender)
+    CHECKS.run("warden_sender: request takes the sender from the user field", request_sender_setting_trusts_the_user_field)
     CHECKS.run("the Warden configuration is reloaded when it changes; a broken one leaves the previous in force", policy_reload)
     CHECKS.run("component missing: turns fail open, answers and tool calls fail closed", start_failure("warden-missing"))
     CHECKS.run("component of random bytes: turns fail open, answers and tool calls fail closed", start_failure("warden-random"))

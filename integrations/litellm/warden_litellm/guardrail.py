@@ -49,6 +49,8 @@ DECISIONS_KEY = "warden_checks"
 UNCHECKED_FORMAT_RULE = "host.unchecked-format"
 # Rule of a tool call that names no function, refused unjudged.
 UNREADABLE_CALL_RULE = "host.unreadable-tool-call"
+# Where the identity's sender ID comes from: the proxy key's user (default) or the request's `user` field.
+SENDER_SOURCES = ("key", "request")
 # What an `ask` becomes when nobody can be asked: `deny` (default) or `allow`.
 ASK_POLICIES = ("deny", "allow")
 # What happens to an answer with a refused tool call: `remove` the call (default) or `refuse` the answer.
@@ -154,7 +156,8 @@ class WardenGuardrail(CustomGuardrail):
     `warden_on_ask` / `$WARDEN_ON_ASK` (`deny` or `allow`), `warden_tool_calls`
     / `$WARDEN_TOOL_CALLS` (`remove` or `refuse`), `warden_fuel`,
     `warden_memory_mib`, `warden_cwd` / `$WARDEN_CWD` (the folder the clients'
-    tools run in), `warden_host_dir` / `$WARDEN_HOST_DIR`."""
+    tools run in), `warden_sender` / `$WARDEN_SENDER` (`key` or `request`),
+    `warden_host_dir` / `$WARDEN_HOST_DIR`."""
 
     def __init__(self, **kwargs: Any) -> None:
         params = {k: kwargs.pop(k) for k in list(kwargs) if k.startswith("warden_")}
@@ -174,6 +177,7 @@ class WardenGuardrail(CustomGuardrail):
         self.account_id = _setting(params, "warden_account_id", "WARDEN_ACCOUNT_ID") or DEFAULT_ACCOUNT_ID
         self.on_ask = _choice(params, "warden_on_ask", "WARDEN_ON_ASK", ASK_POLICIES)
         self.tool_call_action = _choice(params, "warden_tool_calls", "WARDEN_TOOL_CALLS", TOOL_CALL_ACTIONS)
+        self.sender_from = _choice(params, "warden_sender", "WARDEN_SENDER", SENDER_SOURCES)
         cwd = _setting(params, "warden_cwd", "WARDEN_CWD")
         if cwd is not None and not os.path.isabs(cwd):
             raise SettingError(f"guardrails[].litellm_params.warden_cwd: {cwd!r} is not an absolute path; give the folder the clients' tools run in")
@@ -200,11 +204,16 @@ class WardenGuardrail(CustomGuardrail):
 
     # identity ------------------------------------------------------------------
     def identity(self, data: Dict[str, Any], user_api_key_dict: Any) -> Dict[str, Optional[str]]:
-        """Who asks: the request's `user` (the OpenAI end-user field), else the
-        proxy key's user ID, under provider `litellm` and the configured account."""
-        sender = _none_if_empty(data.get("user")) or _none_if_empty(_get(user_api_key_dict, "end_user_id")) or _none_if_empty(
-            _get(user_api_key_dict, "user_id")
-        )
+        """Who asks, under provider `litellm` and the configured account: with
+        `warden_sender: key` (the default) the user ID of the proxy key that
+        authenticated the request, which a client cannot choose; with
+        `warden_sender: request` the request's `user` field (OpenAI's end-user
+        ID, which the client writes), else the key's user ID."""
+        key_user = _none_if_empty(_get(user_api_key_dict, "user_id"))
+        if self.sender_from == "request":
+            sender = _none_if_empty(data.get("user")) or key_user
+        else:
+            sender = key_user
         return {
             "provider": PROVIDER,
             "account_id": self.account_id,
