@@ -571,6 +571,24 @@ def request_sender_setting_trusts_the_user_field():
     check(SALARY_PROMPT in sent[1], "and anyone else still does")
 
 
+def odd_arguments_are_judged_as_sent():
+    cases = [
+        ("not JSON", "terminal", "{not json", "input.invalid-arguments"),
+        ("a JSON array", "terminal", '["rm", "-rf", "/"]', "input.invalid-arguments"),
+        # Python's json, like most clients' parsers, keeps the last value.
+        ("a duplicate key hiding the command", "terminal", '{"command": "ls", "command": "rm -rf /"}', "exec.recursive-delete"),
+        ("escaped characters", "terminal", '{"command": "r\\u006d -rf /"}', "exec.recursive-delete"),
+    ]
+    for what, tool, raw, rule in cases:
+        resp = MAIN.client().chat.completions.with_raw_response.create(
+            model="mock", messages=[{"role": "user", "content": f"SCRIPT:raw {tool} {raw}"}]
+        )
+        r = resp.parse()
+        checks = [(c["decision"], c["rule"]) for c in json.loads(resp.headers.get("x-warden-checks") or "[]") if c["check"] == "tool-call"]
+        check(not r.choices[0].message.tool_calls, f"{what} ({raw}): the call is removed ({checks})")
+        check(checks == [("deny", rule)], f"denied by {rule}")
+
+
 # failure modes -------------------------------------------------------------------------
 def start_failure(name: str):
     def run():
@@ -625,6 +643,7 @@ try:
     CHECKS.run("an answer holding a secret is refused by dlp.secret.openai-key", secret_answer_refused)
     CHECKS.run("the legacy function_call form of a dangerous call is removed", legacy_function_call_removed)
     CHECKS.run("a tool call that names no function is removed", nameless_tool_call_removed)
+    CHECKS.run("tool call arguments that are not a JSON object, or hide a command, are judged as sent and refused", odd_arguments_are_judged_as_sent)
     CHECKS.run("a message given as content parts gets the safety prompt", list_content_gets_the_safety_prompt)
     CHECKS.run("request metadata cannot switch the guardrail off", request_metadata_cannot_switch_it_off)
     for case in CROSS["cases"]:

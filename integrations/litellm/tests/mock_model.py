@@ -16,6 +16,7 @@ person's latest message:
 | `SCRIPT:function-rm` | the legacy `function_call` form of the `rm -rf /` call |
 | `SCRIPT:tool-nameless` | a tool call whose function has no name |
 | `SCRIPT:call {"tool": ..., "args": ...}` | exactly that tool call |
+| `SCRIPT:raw NAME ARGUMENTS` | a call to NAME whose `arguments` string is exactly ARGUMENTS |
 | `SCRIPT:secret` | text holding an OpenAI-style API key |
 | anything else | `Hello from the mock model.` |
 
@@ -84,6 +85,10 @@ def _answer(body):
         return message, "function_call"
     elif "SCRIPT:tool-nameless" in text:
         content, calls = None, [{"id": "call_x", "type": "function", "function": {"name": "", "arguments": "{}"}}]
+    elif text.startswith("SCRIPT:raw "):
+        # A call whose arguments are exactly the text after the tool name, unparsed: "SCRIPT:raw NAME ARGUMENTS".
+        name, raw = text[len("SCRIPT:raw ") :].split(" ", 1)
+        content, calls = None, [{"id": "call_raw", "type": "function", "function": {"name": name, "arguments": raw}}]
     elif text.startswith("SCRIPT:call "):
         # The one tool call the message spells out as JSON: {"tool": ..., "args": {...}}.
         spec = json.loads(text[len("SCRIPT:call ") :])
