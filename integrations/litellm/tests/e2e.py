@@ -571,6 +571,14 @@ def request_sender_setting_trusts_the_user_field():
     check(SALARY_PROMPT in sent[1], "and anyone else still does")
 
 
+def every_choice_is_checked():
+    r = ask(MAIN, "SCRIPT:two-choices", n=2)
+    check(len(r.choices) == 2, "both choices arrive")
+    check(r.choices[0].message.content == "Nothing to do.", "the harmless one unchanged")
+    second = r.choices[1].message
+    check(not second.tool_calls and "(exec.recursive-delete)" in (second.content or ""), "the second choice's rm -rf call is removed by exec.recursive-delete")
+
+
 def odd_arguments_are_judged_as_sent():
     cases = [
         ("not JSON", "terminal", "{not json", "input.invalid-arguments"),
@@ -643,6 +651,7 @@ try:
     CHECKS.run("an answer holding a secret is refused by dlp.secret.openai-key", secret_answer_refused)
     CHECKS.run("the legacy function_call form of a dangerous call is removed", legacy_function_call_removed)
     CHECKS.run("a tool call that names no function is removed", nameless_tool_call_removed)
+    CHECKS.run("every choice of an n=2 answer is checked", every_choice_is_checked)
     CHECKS.run("tool call arguments that are not a JSON object, or hide a command, are judged as sent and refused", odd_arguments_are_judged_as_sent)
     CHECKS.run("a message given as content parts gets the safety prompt", list_content_gets_the_safety_prompt)
     CHECKS.run("request metadata cannot switch the guardrail off", request_metadata_cannot_switch_it_off)

@@ -16,6 +16,7 @@ person's latest message:
 | `SCRIPT:function-rm` | the legacy `function_call` form of the `rm -rf /` call |
 | `SCRIPT:tool-nameless` | a tool call whose function has no name |
 | `SCRIPT:call {"tool": ..., "args": ...}` | exactly that tool call |
+| `SCRIPT:two-choices` | two choices: a harmless text, and the `rm -rf /` call |
 | `SCRIPT:raw NAME ARGUMENTS` | a call to NAME whose `arguments` string is exactly ARGUMENTS |
 | `SCRIPT:secret` | text holding an OpenAI-style API key |
 | anything else | `Hello from the mock model.` |
@@ -166,6 +167,15 @@ class Handler(BaseHTTPRequestHandler):
         created = int(time.time())
         if body.get("stream"):
             return self._stream(message, finish, created)
+        choices = [{"index": 0, "message": message, "finish_reason": finish}]
+        last = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), {})
+        if "SCRIPT:two-choices" in _text(last.get("content")):
+            # Two alternatives (n=2): a harmless text and the rm -rf call.
+            choices = [
+                {"index": 0, "message": {"role": "assistant", "content": "Nothing to do."}, "finish_reason": "stop"},
+                {"index": 1, "message": {"role": "assistant", "content": None,
+                                         "tool_calls": [_call("call_rm", "terminal", {"command": "rm -rf /"})]}, "finish_reason": "tool_calls"},
+            ]
         return self._send(
             200,
             {
@@ -173,7 +183,7 @@ class Handler(BaseHTTPRequestHandler):
                 "object": "chat.completion",
                 "created": created,
                 "model": body.get("model") or "mock-model",
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "choices": choices,
                 "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
             },
         )
