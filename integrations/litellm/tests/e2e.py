@@ -571,6 +571,19 @@ def request_sender_setting_trusts_the_user_field():
     check(SALARY_PROMPT in sent[1], "and anyone else still does")
 
 
+def protected_files_are_refused():
+    for what, command in [
+        ("the proxy's config.yaml", f"cat {MAIN.config_path}"),
+        ("the Warden configuration", f"cp /dev/null {main_json}"),
+        ("the approval key file", f"cat {os.path.join(WORK, 'main', 'warden.db.key')}"),
+    ]:
+        spec = json.dumps({"tool": "terminal", "args": {"command": command}})
+        resp = MAIN.client().chat.completions.with_raw_response.create(model="mock", messages=[{"role": "user", "content": f"SCRIPT:call {spec}"}])
+        checks = [(c["decision"], c["rule"]) for c in json.loads(resp.headers.get("x-warden-checks") or "[]")]
+        check(checks == [("deny", "self.protected-file")] and not resp.parse().choices[0].message.tool_calls,
+              f"{what} ({command}): removed by self.protected-file ({checks})")
+
+
 def every_choice_is_checked():
     r = ask(MAIN, "SCRIPT:two-choices", n=2)
     check(len(r.choices) == 2, "both choices arrive")
@@ -652,6 +665,7 @@ try:
     CHECKS.run("the legacy function_call form of a dangerous call is removed", legacy_function_call_removed)
     CHECKS.run("a tool call that names no function is removed", nameless_tool_call_removed)
     CHECKS.run("every choice of an n=2 answer is checked", every_choice_is_checked)
+    CHECKS.run("tool calls touching the proxy's config.yaml, the Warden configuration or its key file are refused", protected_files_are_refused)
     CHECKS.run("tool call arguments that are not a JSON object, or hide a command, are judged as sent and refused", odd_arguments_are_judged_as_sent)
     CHECKS.run("a message given as content parts gets the safety prompt", list_content_gets_the_safety_prompt)
     CHECKS.run("request metadata cannot switch the guardrail off", request_metadata_cannot_switch_it_off)

@@ -79,10 +79,25 @@ class Paths:
     memory_bytes: int
 
 
+def proxy_config_paths() -> "list[str]":
+    """The LiteLLM proxy's configuration file (`litellm --config FILE`), as
+    given and resolved, when this process is the proxy and has read one."""
+    proxy = sys.modules.get("litellm.proxy.proxy_server")
+    path = getattr(proxy, "user_config_file_path", None) if proxy is not None else None
+    if not isinstance(path, str) or not path:
+        return []
+    absolute = os.path.normpath(os.path.abspath(path))
+    out = [absolute]
+    resolved = os.path.realpath(absolute)
+    if resolved not in out:
+        out.append(resolved)
+    return out
+
+
 def make_runtime(paths: Paths, host: Any) -> Any:
     """A `runtime.Runtime` of the shared host with these settings, declaring
     LiteLLM's protected paths (the Warden configuration, database, key file,
-    cache and this package) instead of Hermes's."""
+    cache, this package and the proxy's config.yaml) instead of Hermes's."""
     runtime_mod = host.runtime
     settings_mod = host.settings
     host_context = host.host_context
@@ -131,6 +146,10 @@ def make_runtime(paths: Paths, host: Any) -> Any:
             except OSError as e:
                 raise unavailable(f"cannot use the approval secret {host_context.secret_path(s.db_path)}: {e}") from e
             declared = host_context.declare(s.db_path, s.config_path, s.cache_dir, None, PACKAGE_DIR, secret)
+            # The proxy's own config.yaml holds the upstream API keys and this guardrail's entry.
+            for extra in proxy_config_paths():
+                if extra not in declared["protected_paths"]:
+                    declared["protected_paths"].append(extra)
             return host.component.Guard(
                 wasm,
                 config_text,
