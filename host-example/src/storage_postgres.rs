@@ -53,6 +53,10 @@ pub const MAX_CONNECTIONS: usize = 16;
 /// Most times one write transaction runs when PostgreSQL rolls it back for a
 /// deadlock, a serialization failure or a key another gateway created first.
 pub const MAX_TRANSACTION_ATTEMPTS: u32 = 8;
+/// After a call met [`OPERATION_DEADLINE`], how long later calls fail at once
+/// as `unavailable`, so a check that reads several records waits for the
+/// server once, not once per record.
+pub const FAIL_FAST: Duration = Duration::from_secs(2);
 /// Worker threads of the client's own runtime.
 const CLIENT_THREADS: usize = 2;
 /// The schema this host knows; each entry is applied once, in order, and
@@ -90,6 +94,9 @@ pub struct PostgresStorage {
     runtime: Option<tokio::runtime::Runtime>,
     pool: Pool,
     shown: String,
+    /// When a call last met the deadline; until [`FAIL_FAST`] after it, calls
+    /// fail at once instead of each waiting out its own deadline.
+    timed_out: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
 impl Drop for PostgresStorage {
@@ -267,7 +274,7 @@ impl PostgresStorage {
                 .build()
                 .map_err(|e| StorageError::Unavailable(format!("cannot make the PostgreSQL pool: {e}")))?
         };
-        let storage = PostgresStorage { runtime: Some(runtime), pool, shown };
+        let storage = PostgresStorage { runtime: Some(runtime), pool, shown, timed_out: std::sync::Mutex::new(None) };
         storage.run(|mut client| async move { migrate(&mut client).await.map(|()| (client, Ok(()))) })??;
         Ok(storage)
     }
@@ -309,6 +316,14 @@ impl PostgresStorage {
         let Some(runtime) = &self.runtime else {
             return Err(StorageError::Unavailable("the PostgreSQL client is shut down".into()));
         };
+        let recently = self.timed_out.lock().ok().and_then(|t| *t).filter(|t| t.elapsed() < FAIL_FAST);
+        if recently.is_some() {
+            return Err(StorageError::Unavailable(format!(
+                "PostgreSQL at {} did not answer within {} ms a moment ago",
+                self.shown,
+                OPERATION_DEADLINE.as_millis()
+            )));
+        }
         let pool = self.pool.clone();
         let shown = self.shown.clone();
         let (send, receive) = std::sync::mpsc::sync_channel(1);
@@ -334,14 +349,18 @@ impl PostgresStorage {
             let _ = send.send(answer);
         });
         // The task answers by its deadline; the margin covers a busy runtime.
-        match receive.recv_timeout(OPERATION_DEADLINE + Duration::from_secs(1)) {
-            Ok(answer) => answer,
-            Err(_) => Err(StorageError::Unavailable(format!(
+        let answer = receive.recv_timeout(OPERATION_DEADLINE + Duration::from_secs(1)).unwrap_or_else(|_| {
+            Err(StorageError::Unavailable(format!(
                 "PostgreSQL at {} did not answer within {} ms",
                 self.shown,
                 OPERATION_DEADLINE.as_millis()
-            ))),
+            )))
+        });
+        let timed_out = matches!(&answer, Err(StorageError::Unavailable(m)) if m.contains("did not answer within"));
+        if let Ok(mut last) = self.timed_out.lock() {
+            *last = timed_out.then(std::time::Instant::now);
         }
+        answer
     }
 
     /// Runs `writes` in one transaction, again from the start when
