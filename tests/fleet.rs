@@ -257,7 +257,7 @@ fn four_gateways_on_one_postgres_record_every_acknowledged_send_once_see_an_opt_
         let handles: Vec<_> = (0..SERVERS * 3)
             .map(|i| {
                 let (call, addr, agent) = (&call, addrs[i % SERVERS], &agent);
-                scope.spawn(move || decided(&post(&agent, addr, "/v1/check/tool", call).expect("answers").1))
+                scope.spawn(move || decided(&post(agent, addr, "/v1/check/tool", call).expect("answers").1))
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("client")).collect()

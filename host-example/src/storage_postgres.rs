@@ -457,7 +457,7 @@ impl Storage for PostgresStorage {
     fn delete(&self, namespace: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
         check_key(namespace, key)?;
         let (ns, k) = (namespace.as_bytes().to_vec(), key.as_bytes().to_vec());
-        let removed = self.run(move |mut client| async move {
+        self.run(move |mut client| async move {
             let tx = client.transaction().await.map_err(|e| classify(&e))?;
             let lock = tx.prepare_cached(LOCK).await.map_err(|e| classify(&e))?;
             let current = tx.query_opt(&lock, &[&ns, &k]).await.map_err(|e| classify(&e))?.map(|r| r.get::<_, i64>(0));
@@ -475,8 +475,7 @@ impl Storage for PostgresStorage {
                 _ => tx.rollback().await.map_err(|e| classify(&e))?,
             }
             Ok((client, answer))
-        })?;
-        removed
+        })?
     }
 
     fn list(

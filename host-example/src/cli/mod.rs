@@ -517,7 +517,7 @@ fn cache_dir(host: &HostArgs) -> Option<PathBuf> {
 fn start(
     host: &HostArgs,
     config: &str,
-    db: &PathBuf,
+    db: &std::path::Path,
     config_path: Option<&std::path::Path>,
 ) -> Result<Runtime, Failure> {
     let (storage, context) = open_storage(host, db, config_path)?;
