@@ -386,3 +386,37 @@ fn a_stopped_killed_or_paused_database_gets_each_check_s_failure_mode_in_time_an
     let verify = warden_process(&["audit", "verify", "--config", &config, "--db", &url], "");
     assert_eq!(verify.code, 0, "{}\n{}", verify.stdout, verify.stderr);
 }
+
+#[test]
+fn a_database_migrated_by_a_newer_warden_is_refused_at_start_naming_both_schemas_and_left_unchanged() {
+    let pg = Postgres::shared();
+    let url = pg.database("newer");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = config(dir.path());
+    let first = warden_process(&["gate", "status", "--json", "--config", &config, "--storage", &url], "");
+    assert_eq!(first.code, 0, "the first start creates the tables: {}", first.stderr);
+    assert_eq!(pg.sql("newer", "SELECT max(version) FROM warden_migrations").trim(), "1");
+    pg.sql("newer", "INSERT INTO warden_migrations (version) VALUES (99)");
+    let refused = warden_process(&["gate", "status", "--json", "--config", &config, "--storage", &url], "");
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("schema 99") && refused.stderr.contains("up to 1"), "{}", refused.stderr);
+    assert_eq!(pg.sql("newer", "SELECT count(*) FROM warden_migrations").trim(), "2", "nothing was migrated");
+}
+
+#[test]
+fn an_unreachable_database_at_start_fails_a_tool_check_closed_and_lets_a_turn_proceed_within_the_deadline() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = config(dir.path());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a port").port();
+    let url = format!("postgres://warden@127.0.0.1:{port}/nothing");
+    let started = Instant::now();
+    let call = json!({"toolName": "Read", "arguments": {"file_path": "/tmp/x"}}).to_string();
+    let tool = warden_process(&["check", "tool", "--config", &config, "--storage", &url], &call);
+    assert_eq!(tool.code, 1, "a tool call is not allowed when storage cannot open: {}", tool.stdout);
+    assert!(tool.stderr.contains("PostgreSQL"), "{}", tool.stderr);
+    let turn = warden_process(&["check", "turn", "--config", &config, "--storage", &url], r#"{"message": "hello"}"#);
+    assert_eq!(turn.code, 0, "{}", turn.stderr);
+    let answer: Value = serde_json::from_str(&turn.stdout).expect("a turn outcome");
+    assert_eq!(answer["proceed"], true, "inbound checks fail open: {answer}");
+    assert!(started.elapsed() < OUTAGE_ANSWER_WITHIN * 2, "took {:?}", started.elapsed());
+}
