@@ -21,6 +21,7 @@ pub mod memory_storage;
 pub mod runtime;
 pub mod serve;
 pub mod storage;
+pub mod storage_postgres;
 
 pub use runtime::{CallError, ComponentSource, Limits, LogSink, Runtime, RuntimeOptions, StartError};
 

@@ -539,6 +539,20 @@ impl Storage for SqliteStorage {
     }
 }
 
+pub use crate::storage_postgres::{PostgresStorage, is_database_url};
+
+/// Opens the storage `spec` names: a `postgres://…` or `postgresql://…` URL
+/// is a PostgreSQL database shared by several gateways
+/// ([`PostgresStorage`]); anything else is the path of a SQLite file
+/// ([`SqliteStorage`]).
+pub fn open(spec: &str) -> Result<std::sync::Arc<dyn Storage>, StorageError> {
+    if is_database_url(spec) {
+        Ok(std::sync::Arc::new(PostgresStorage::connect(spec)?))
+    } else {
+        Ok(std::sync::Arc::new(SqliteStorage::open(spec)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -647,15 +647,21 @@ impl Connection {
 }
 
 fn serve_load(plan: &Plan, binary: &Path) -> Value {
+    serve_load_on(plan, binary, None)
+}
+
+/// The load test of `warden serve` on `storage` (a `postgres://` URL), or on a fresh SQLite file.
+fn serve_load_on(plan: &Plan, binary: &Path, storage: Option<&str>) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path());
+    let db = storage.map_or_else(|| dir.path().join("warden.db").display().to_string(), str::to_string);
     let mut child = Command::new(binary)
         .arg("--cache-dir")
         .arg(warden_tests::cache_dir())
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(&config)
         .arg("--db")
-        .arg(dir.path().join("warden.db"))
+        .arg(&db)
         .env("WARDEN_TOKEN", TOKEN)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -938,7 +944,11 @@ fn main() {
         trips_total <= TARGET_ROUND_TRIPS,
     ));
 
+    eprintln!("bench: PostgreSQL next to SQLite");
+    let postgres = postgres_rows(&plan, &flat, &serve);
+
     let summary = json!({
+        "postgres": postgres,
         "date": date,
         "mode": if a.quick { "quick" } else { "full" },
         "machine": machine,
@@ -957,7 +967,7 @@ fn main() {
         "seconds": started.elapsed().as_secs_f64().round(),
     });
     std::fs::write(a.out.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap() + "\n").unwrap();
-    let md = markdown(&summary, &sbs, &flat, &targets);
+    let md = markdown(&summary, &sbs, &flat, &targets) + &postgres_markdown(&summary["postgres"]);
     std::fs::write(a.out.join("summary.md"), &md).unwrap();
     println!("{md}");
     eprintln!("bench: wrote {} and summary.md in {:.0?}", a.out.join("summary.json").display(), started.elapsed());
@@ -1116,4 +1126,51 @@ fn markdown(s: &Value, sbs: &SideBySide, flat: &[(String, String, Stats)], targe
         );
     }
     o
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+/// The typical tool call through the component on PostgreSQL, and the
+/// service's load test on it, next to the SQLite numbers; skipped with a note
+/// when no PostgreSQL cluster can be started here.
+fn postgres_rows(plan: &Plan, flat: &[(String, String, Stats)], sqlite_serve: &Value) -> Value {
+    let started = std::panic::catch_unwind(warden_tests::postgres::Postgres::start);
+    let pg = match started {
+        Ok(pg) => pg,
+        Err(e) => {
+            let why = e.downcast_ref::<String>().cloned().unwrap_or_else(|| "unknown failure".into());
+            return json!({"skipped": format!("PostgreSQL could not be started: {why}")});
+        }
+    };
+    let url = pg.database("bench");
+    let storage = warden_host::storage::open(&url).expect("open PostgreSQL");
+    let rt = runtime_on(storage, "{}", 1);
+    let c = shell(TYPICAL);
+    assert_eq!(component_decision(&rt, &c), ("allow".to_string(), "tools.allow".to_string()));
+    for _ in 0..plan.per_call / 10 {
+        component_decision(&rt, &c);
+    }
+    let ns: Vec<u64> = (0..plan.per_call).map(|_| timed(|| component_decision(&rt, &c)).1).collect();
+    let per_check = stats(ns);
+    let sqlite = flat.iter().find(|(name, way, _)| name == "typical" && way == "component+sqlite").map(|(_, _, s)| *s);
+    let serve_url = pg.database("bench_serve");
+    let serve = serve_load_on(plan, &warden_tests::warden_binary(), Some(&serve_url));
+    json!({
+        "typical_call": {"component+postgres": stats_json(per_check), "component+sqlite": sqlite.map(stats_json)},
+        "serve": {"postgres": serve, "sqlite": sqlite_serve},
+    })
+}
+
+fn postgres_markdown(pg: &Value) -> String {
+    if let Some(why) = pg["skipped"].as_str() {
+        return format!("\nPostgreSQL: skipped ({why}).\n");
+    }
+    format!(
+        "\nPostgreSQL next to SQLite (one loopback cluster on this machine): the typical tool call {} (SQLite {}); \
+         `warden serve` {} (SQLite {}).\n",
+        pg["typical_call"]["component+postgres"],
+        pg["typical_call"]["component+sqlite"],
+        pg["serve"]["postgres"],
+        pg["serve"]["sqlite"],
+    )
 }

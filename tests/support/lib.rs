@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod corpus;
 pub mod mock_http;
+pub mod postgres;
 pub mod setup;
 
 use std::path::PathBuf;

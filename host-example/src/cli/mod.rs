@@ -107,8 +107,10 @@ struct Policy {
     /// The Warden configuration (JSON).
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
-    /// The SQLite database that holds pins, approvals, counters and the ledger.
-    #[arg(long, value_name = "FILE", default_value = "warden.db")]
+    /// The SQLite database that holds pins, approvals, counters and the ledger;
+    /// `--storage postgres://user:password@host:port/database` shares one
+    /// PostgreSQL database between several gateways instead.
+    #[arg(long, value_name = "FILE|URL", default_value = "warden.db", visible_alias = "storage")]
     db: PathBuf,
 }
 
@@ -515,16 +517,39 @@ fn cache_dir(host: &HostArgs) -> Option<PathBuf> {
 fn start(
     host: &HostArgs,
     config: &str,
-    db: &PathBuf,
+    db: &std::path::Path,
     config_path: Option<&std::path::Path>,
 ) -> Result<Runtime, Failure> {
-    let storage = SqliteStorage::open(db).map_err(|e| Failure::failed(e.detail()))?;
-    let secret = crate::host_context::approval_secret(db).map_err(Failure::failed)?;
-    let context = crate::host_context::declare(db, config_path, cache_dir(host).as_deref(), secret);
-    Runtime::new(options(host, Arc::new(storage), Some(context)), config).map_err(|e| match e {
+    let (storage, context) = open_storage(host, db, config_path)?;
+    Runtime::new(options(host, storage, Some(context)), config).map_err(|e| match e {
         crate::StartError::Config(_) => Failure::invalid(e.to_string()),
         crate::StartError::Load(_) => Failure::failed(e.to_string()),
     })
+}
+
+/// Opens the storage `db` names (a SQLite file, or a `postgres://` URL shared
+/// by several gateways) and this host's context: with PostgreSQL the
+/// approval secret lives in the database, so an approval one gateway signs
+/// holds on every other.
+fn open_storage(
+    host: &HostArgs,
+    db: &std::path::Path,
+    config_path: Option<&std::path::Path>,
+) -> Result<(Arc<dyn crate::storage::Storage>, crate::bindings::exports::warden::guard::policy::HostContext), Failure> {
+    let spec = db.to_string_lossy();
+    if !crate::storage::is_database_url(&spec) {
+        let storage = SqliteStorage::open(db).map_err(|e| Failure::failed(e.detail()))?;
+        let secret = crate::host_context::approval_secret(db).map_err(Failure::failed)?;
+        let context = crate::host_context::declare(db, config_path, cache_dir(host).as_deref(), secret);
+        return Ok((Arc::new(storage), context));
+    }
+    let storage = crate::storage::PostgresStorage::connect(&spec).map_err(|e| Failure::failed(e.detail()))?;
+    let candidate = crate::host_context::ephemeral_secret().map_err(Failure::failed)?;
+    let secret = storage.shared_value("approval-secret", &candidate).map_err(|e| Failure::failed(e.detail()))?;
+    let mut context = crate::host_context::declare(db, config_path, cache_dir(host).as_deref(), secret);
+    // No file of this host holds the records.
+    context.databases.clear();
+    Ok((Arc::new(storage), context))
 }
 
 fn print_json(stdout: &mut dyn Write, value: &impl serde::Serialize) -> Result<(), Failure> {
