@@ -811,6 +811,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 clock,
             };
             limits.check().map_err(Failure::invalid)?;
+            let listen = resolve_listen(&listen)?;
             let policy = policy.resolve()?;
             let config = read_config(&policy.config)?;
             let token = match token_file {
@@ -822,7 +823,6 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             };
             let token = token.trim().to_string();
             crate::serve::check_token(&token).map_err(Failure::invalid)?;
-            let listen = resolve_listen(&listen)?;
             let runtime = Arc::new(start(&host, &config, &policy.db, Some(&policy.config))?);
             let options = crate::serve::ServeOptions { token, ..limits };
             if !listen.ip().to_canonical().is_loopback() {
