@@ -250,6 +250,7 @@ pub(super) fn batch(
 
 /// `warden explain`: the request's answer, the checks this configuration runs,
 /// what each found (the answer's signals) and the rule that decided.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn explain(
     host: &HostArgs,
     what: CheckKind,
