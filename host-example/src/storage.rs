@@ -189,6 +189,18 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS records (
 /// Creates a new database at `path`: built under a temporary name next to it
 /// and linked into place only where no file exists yet, so no process ever
 /// sees a half-made database, and two processes starting together share one.
+#[cfg(unix)]
+fn owner_only(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+#[cfg(not(unix))]
+fn owner_only(_: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Creates a new database file, owner-only (0600).
 fn create(path: &Path) -> Result<(), StorageError> {
     let shown = path.display();
     let failed =
@@ -204,7 +216,9 @@ fn create(path: &Path) -> Result<(), StorageError> {
         ))?;
         conn.close().map_err(|(_, e)| e)
     })();
-    let linked = made.map_err(|e| failed(&e)).and_then(|()| match std::fs::hard_link(&temp, path) {
+    // Owner-only before it appears under its name (SQLite gives its `-wal` and `-shm` the same mode).
+    let made = made.map_err(|e| failed(&e)).and_then(|()| owner_only(&temp).map_err(|e| failed(&e)));
+    let linked = made.and_then(|()| match std::fs::hard_link(&temp, path) {
         Ok(()) => Ok(()),
         // Another process created it first: use theirs.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),

@@ -76,11 +76,11 @@ fn gate_log_shows_decisions_with_their_rules_newest_first() {
     let table = ok(warden(&[&["gate", "log"], &p[..]].concat(), ""));
     let mut lines = table.lines();
     let header: Vec<&str> = lines.next().expect("header").split_whitespace().collect();
-    assert_eq!(header, ["TIME", "(UTC)", "EVENT", "CHANNEL", "DECISION", "RULE", "THREAD", "RECIPIENT", "BODY"]);
+    assert_eq!(header, ["SEQ", "TIME", "(UTC)", "EVENT", "CHANNEL", "DECISION", "RULE", "THREAD", "RECIPIENT", "BODY"]);
     let rows: Vec<(String, String, String, String)> = lines
         .map(|line| {
             let cells: Vec<&str> = line.split_whitespace().collect();
-            (cells[0].to_string(), cells[1].to_string(), cells[3].to_string(), cells[4].to_string())
+            (cells[1].to_string(), cells[2].to_string(), cells[4].to_string(), cells[5].to_string())
         })
         .collect();
     let expected = [
@@ -197,8 +197,9 @@ fn bad_gate_input_gets_one_line_naming_the_field_and_writes_nothing() {
         (&["variables", "sms", "+15550100", "name=Ada;"], "variables[1]: is empty"),
         (&["variables", "sms", "+15550100", "a=1;a=2"], "variables[1]: `a` is given twice"),
         (&["variables", "sms", "+15550100", "1st=x"], "variables[0]: `1st` must be a letter or `_`"),
-        (&["log", "0"], "limit: must be a whole number from 1 to 50, got `0`"),
-        (&["log", "51"], "limit: must be a whole number from 1 to 50, got `51`"),
+        (&["log", "0"], "limit: must be a whole number from 1 to 10000, got `0`"),
+        (&["log", "10001"], "limit: must be a whole number from 1 to 10000, got `10001`"),
+        (&["log", "--limit", "ten"], "limit: must be a whole number from 1 to 10000, got `ten`"),
         (&["record", "sms", "+15550100", "delivered"], "outcome: must be `sent`, `failed` or `reply`, got `delivered`"),
         (&["consent", "sms", "+15550100", "+25:00"], "offset: `+25:00` must be `+HH:MM` or `-HH:MM`"),
         (&["consent", "sms", "+15550100", "+01:00", " "], "how: must be 1 to 256 characters"),

@@ -4,8 +4,10 @@
 //! - `cargo xtask test`: install the guest target if missing, check formatting and
 //!   lints (host and guest), run every test.
 //! - `cargo xtask bench`: the performance figures of the README (see [`bench`]).
+//! - `cargo xtask completions`, `cargo xtask man`: shell completions and the man page (see [`docs`]).
 
 mod bench;
+mod docs;
 
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -28,8 +30,10 @@ fn task() -> Result<()> {
         Some("bench") => bench::bench(&args[1..]),
         Some("setup") => ensure_guest_target(),
         Some("schema") => write_schema(),
+        Some("completions") => docs::completions(&args[1..]),
+        Some("man") => docs::man(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <demo|test|bench|setup|schema>");
+            eprintln!("usage: cargo xtask <demo|test|bench|setup|schema|completions|man>");
             eprintln!("  demo   build and run `warden demo`");
             eprintln!("  test   check formatting and lints, then run every test");
             eprintln!(
@@ -37,6 +41,8 @@ fn task() -> Result<()> {
             );
             eprintln!("  setup  install the {GUEST_TARGET} target if it is missing");
             eprintln!("  schema rewrite schema/warden.schema.json from the configuration types");
+            eprintln!("  completions  write shell completions to target/warden-docs/completions (--out DIR)");
+            eprintln!("  man    write the man page to target/warden-docs/man/warden.1 (--out DIR)");
             std::process::exit(2);
         }
     }

@@ -18,7 +18,6 @@ use crate::runtime::Runtime;
 use clap::Subcommand;
 use serde_json::{Value, json};
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Exit code of `warden audit verify` when the chain is broken.
@@ -41,15 +40,7 @@ pub const STATEFUL_RULES: &[&str] = &[
     "risk.",
 ];
 
-#[derive(clap::Args, Debug, Clone)]
-pub(super) struct Trail {
-    /// The Warden configuration (JSON) the component runs with.
-    #[arg(long, value_name = "FILE")]
-    config: PathBuf,
-    /// The SQLite database that holds the trail.
-    #[arg(long, value_name = "FILE", default_value = "warden.db")]
-    db: PathBuf,
-}
+pub(super) use super::Policy as Trail;
 
 #[derive(Subcommand, Debug)]
 pub(super) enum AuditCommand {
@@ -212,6 +203,7 @@ pub(super) fn run(host: &HostArgs, command: AuditCommand, stdout: &mut dyn Write
     let write_err = |e: std::io::Error| Failure::failed(format!("cannot write the answer: {e}"));
     match command {
         AuditCommand::Verify { trail } => {
+            let trail = trail.resolve()?;
             let config = read_config(&trail.config)?;
             let runtime = start(host, &config, &trail.db, Some(&trail.config))?;
             let report = runtime.audit_verify().map_err(call_failure)?;
@@ -229,6 +221,7 @@ pub(super) fn run(host: &HostArgs, command: AuditCommand, stdout: &mut dyn Write
             }
         }
         AuditCommand::Export { trail, after } => {
+            let trail = trail.resolve()?;
             let config = read_config(&trail.config)?;
             let runtime = start(host, &config, &trail.db, Some(&trail.config))?;
             for e in entries(&runtime, after)? {
@@ -237,6 +230,7 @@ pub(super) fn run(host: &HostArgs, command: AuditCommand, stdout: &mut dyn Write
             Ok(())
         }
         AuditCommand::Replay { trail } => {
+            let trail = trail.resolve()?;
             let config = read_config(&trail.config)?;
             let runtime = start(host, &config, &trail.db, Some(&trail.config))?;
             let recorded = entries(&runtime, 0)?;

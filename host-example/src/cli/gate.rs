@@ -17,18 +17,20 @@
 //! text is compared and dropped, never stored.
 
 use super::{Failure, HostArgs, Policy, print_json, read_config, start};
-use crate::bindings::exports::warden::guard::gate::{GateStatus, LedgerEntry};
+use crate::bindings::exports::warden::guard::gate::GateStatus;
 use crate::bindings::exports::warden::guard::policy::{Delivery, OutcomeReport};
 use crate::clock::Clock;
 use crate::json::{self, GateStatusJson, LedgerEntryJson};
 use crate::runtime::{CallError, Runtime};
+use crate::storage::Storage;
 use clap::Subcommand;
 use std::io::Write;
+use warden_core::gate::ledger::{LEGACY_LOG_PREFIX, LOG_PREFIX, NAMESPACE as GATE_NAMESPACE, StoredEntry};
 
 /// Ledger lines `warden gate log` shows when no limit is given.
 pub const DEFAULT_LOG_LIMIT: u32 = 20;
-/// Most ledger lines one `warden gate log` shows (the component's limit).
-pub const MAX_LOG_LIMIT: u32 = 50;
+/// Most ledger lines one `warden gate log` shows; `--before` pages further, `gate export` has them all.
+pub const MAX_LOG_LIMIT: u32 = 10_000;
 /// Hex digits of a keyed hash shown in the log table (`--json` has them all).
 pub const SHOWN_HASH_CHARS: usize = 12;
 /// The stop keyword when `gate.stopKeywords` is not set (the component's default).
@@ -143,15 +145,27 @@ pub(super) enum GateCommand {
         #[arg(long)]
         now_ms: Option<u64>,
     },
-    /// The last-written ledger lines first (1 to 50, default 20).
+    /// The last-written ledger lines first (default 20); `--before SEQ` pages to older ones.
     Log {
         #[command(flatten)]
         policy: Policy,
-        /// How many lines, 1 to 50.
+        /// How many lines, 1 to 10000 (also `--limit`).
+        #[arg(conflicts_with = "limit_flag")]
         limit: Option<String>,
+        /// How many lines, 1 to 10000.
+        #[arg(long = "limit", value_name = "N")]
+        limit_flag: Option<String>,
+        /// Only lines numbered below this (the `seq` of the oldest line of the previous page).
+        #[arg(long, value_name = "SEQ")]
+        before: Option<u64>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Every ledger line as JSON lines, oldest first, paging through the store (nothing is capped).
+    Export {
+        #[command(flatten)]
+        policy: Policy,
     },
     /// A summary: consents, opt-outs, open threads, ledger lines and checks by decision.
     Status {
@@ -243,16 +257,32 @@ pub(super) fn run(host: &HostArgs, clock: Clock, command: GateCommand, stdout: &
             let answer = serde_json::json!({"recorded": outcome, "channel": channel, "thread": report.thread, "optedOut": opted_out});
             print_json(stdout, &answer)
         }
-        GateCommand::Log { policy, limit, json } => {
-            let limit = parse_limit(limit.as_deref())?;
+        GateCommand::Log { policy, limit, limit_flag, before, json } => {
+            let limit = parse_limit(limit.or(limit_flag).as_deref())?;
             let (runtime, _) = open(host, &policy)?;
-            let entries = runtime.gate(|g, s| g.call_log(s, limit)).map_err(failure)?;
-            if json {
-                let entries: Vec<LedgerEntryJson> = entries.iter().map(Into::into).collect();
-                print_json(stdout, &entries)
-            } else {
-                write_out(stdout, &log_table(&entries))
+            let lines = page(runtime.storage().as_ref(), before, limit)?;
+            if json { print_json(stdout, &lines) } else { write_out(stdout, &log_table(&lines)) }
+        }
+        GateCommand::Export { policy } => {
+            let (runtime, _) = open(host, &policy)?;
+            let storage = runtime.storage().as_ref();
+            let show = |stdout: &mut dyn Write, line: &Line| -> Result<(), Failure> {
+                let text = serde_json::to_string(line).map_err(|e| Failure::failed(e.to_string()))?;
+                write_out(stdout, &format!("{text}\n"))
+            };
+            for line in legacy(storage, MAX_LOG_LIMIT, false)? {
+                show(stdout, &line)?;
             }
+            let Some(newest) = newest_seq(storage)? else {
+                return Ok(());
+            };
+            // One line at a time: nothing is held or capped, however long the ledger.
+            for seq in 0..=newest {
+                if let Some(line) = line_at(storage, seq)? {
+                    show(stdout, &line)?;
+                }
+            }
+            Ok(())
         }
         GateCommand::Status { policy, json } => {
             let (runtime, _) = open(host, &policy)?;
@@ -265,6 +295,7 @@ pub(super) fn run(host: &HostArgs, clock: Clock, command: GateCommand, stdout: &
 /// Starts the runtime and makes sure the configuration turns the gate on;
 /// returns the configuration text the component accepted with it.
 fn open(host: &HostArgs, policy: &Policy) -> Result<(Runtime, String), Failure> {
+    let policy = policy.resolve()?;
     let config = read_config(&policy.config)?;
     let runtime = start(host, &config, &policy.db, Some(&policy.config))?;
     let active = runtime.report().checks.iter().any(|c| c.check == "gate" && c.active);
@@ -376,6 +407,83 @@ fn parse_limit(text: Option<&str>) -> Result<u32, Failure> {
     }
 }
 
+/// One ledger line with its number in writing order (the cursor of `--before`).
+#[derive(serde::Serialize)]
+struct Line {
+    /// `None` for a line of the older layout, which was not numbered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seq: Option<u64>,
+    #[serde(flatten)]
+    entry: LedgerEntryJson,
+}
+
+fn storage_failure(e: impl std::fmt::Display) -> Failure {
+    Failure::failed(format!("storage failed: {e}"))
+}
+
+/// The number of the newest ledger line, if any. Lines are numbered from 0 in
+/// writing order by the component (`line/` and twenty digits).
+fn newest_seq(storage: &dyn Storage) -> Result<Option<u64>, Failure> {
+    let newest = storage.list(GATE_NAMESPACE, LOG_PREFIX, 1, true).map_err(storage_failure)?;
+    Ok(newest.first().and_then(|(key, _)| key.get(LOG_PREFIX.len()..)?.parse::<u64>().ok()))
+}
+
+/// Line `seq`, decoded with the component's own record type; `None` if absent.
+fn line_at(storage: &dyn Storage, seq: u64) -> Result<Option<Line>, Failure> {
+    let key = format!("{LOG_PREFIX}{seq:020}");
+    let Some(record) = storage.get(GATE_NAMESPACE, &key).map_err(storage_failure)? else {
+        return Ok(None);
+    };
+    decode(&key, &record.value, Some(seq)).map(Some)
+}
+
+/// Lines of the older layout (`log/`), not numbered: at most [`MAX_LOG_LIMIT`], newest first if `reverse`.
+fn legacy(storage: &dyn Storage, limit: u32, reverse: bool) -> Result<Vec<Line>, Failure> {
+    let lines = storage.list(GATE_NAMESPACE, LEGACY_LOG_PREFIX, limit, reverse).map_err(storage_failure)?;
+    lines.iter().map(|(key, record)| decode(key, &record.value, None)).collect()
+}
+
+fn decode(key: &str, value: &[u8], seq: Option<u64>) -> Result<Line, Failure> {
+    let stored: StoredEntry = serde_json::from_slice(value)
+        .map_err(|e| Failure::failed(format!("ledger line {key} is not readable: {e}")))?;
+    let e = warden_core::model::LedgerEntry::from(stored);
+    let entry = LedgerEntryJson {
+        at_ms: e.at_ms,
+        event: e.event,
+        channel: e.channel,
+        recipient_hash: e.recipient_hash,
+        body_hash: e.body_hash,
+        thread: e.thread,
+        decision: e.decision,
+        rule: e.rule,
+    };
+    Ok(Line { seq, entry })
+}
+
+/// Up to `limit` lines numbered below `before` (or the newest), newest first.
+fn page(storage: &dyn Storage, before: Option<u64>, limit: u32) -> Result<Vec<Line>, Failure> {
+    let Some(newest) = newest_seq(storage)? else {
+        return legacy(storage, limit, true);
+    };
+    let top = match before {
+        Some(b) => b.min(newest.saturating_add(1)),
+        None => newest.saturating_add(1),
+    };
+    let mut out = Vec::new();
+    let mut seq = top;
+    while seq > 0 && out.len() < limit as usize {
+        seq -= 1;
+        if let Some(line) = line_at(storage, seq)? {
+            out.push(line);
+        }
+    }
+    let left = limit.saturating_sub(u32::try_from(out.len()).unwrap_or(u32::MAX));
+    if seq == 0 && left > 0 {
+        out.extend(legacy(storage, left, true)?);
+    }
+    Ok(out)
+}
+
 fn write_out(stdout: &mut dyn Write, text: &str) -> Result<(), Failure> {
     stdout.write_all(text.as_bytes()).map_err(|e| Failure::failed(format!("cannot write the answer: {e}")))
 }
@@ -406,13 +514,15 @@ fn short_hash(hash: &str) -> String {
 }
 
 /// The ledger lines as a table, newest first, as the component returned them.
-fn log_table(entries: &[LedgerEntry]) -> String {
+fn log_table(lines: &[Line]) -> String {
     let dash = || "-".to_string();
-    let header = ["TIME (UTC)", "EVENT", "CHANNEL", "DECISION", "RULE", "THREAD", "RECIPIENT", "BODY"];
-    let rows: Vec<[String; 8]> = entries
+    let header = ["SEQ", "TIME (UTC)", "EVENT", "CHANNEL", "DECISION", "RULE", "THREAD", "RECIPIENT", "BODY"];
+    let rows: Vec<[String; 9]> = lines
         .iter()
-        .map(|e| {
+        .map(|line| {
+            let e = &line.entry;
             [
+                line.seq.map_or_else(dash, |n| n.to_string()),
                 utc(e.at_ms),
                 e.event.clone(),
                 e.channel.clone().unwrap_or_else(dash),
@@ -490,10 +600,10 @@ mod tests {
     fn limits_and_outcomes_are_checked_before_anything_opens() {
         assert_eq!(parse_limit(None).ok(), Some(DEFAULT_LOG_LIMIT));
         assert_eq!(parse_limit(Some("1")).ok(), Some(1));
-        assert_eq!(parse_limit(Some("50")).ok(), Some(50));
-        for bad in ["0", "51", "-1", "ten", ""] {
+        assert_eq!(parse_limit(Some("10000")).ok(), Some(10_000));
+        for bad in ["0", "10001", "-1", "ten", ""] {
             let message = parse_limit(Some(bad)).err().map(|f| f.message).unwrap_or_default();
-            assert!(message.starts_with("limit: must be a whole number from 1 to 50"), "{bad}: {message}");
+            assert!(message.starts_with("limit: must be a whole number from 1 to 10000"), "{bad}: {message}");
         }
         assert_eq!(parse_outcome("sent").ok(), Some(Delivery::Sent));
         assert_eq!(parse_outcome("reply").ok(), Some(Delivery::Reply));

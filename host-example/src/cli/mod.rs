@@ -2,17 +2,20 @@
 //! streams, so tests drive exactly what users run.
 
 mod audit;
+mod check;
 mod demo;
 mod gate;
 pub(crate) mod harden;
+mod init;
 mod listed;
+pub mod paths;
 mod profile;
 mod scan;
 
 pub use scan::{ScanKind, finding_json as scan_finding_json};
 
 use crate::clock::Clock;
-use crate::json::{self, VerdictJson};
+use crate::json;
 use crate::runtime::{ComponentSource, Level, Limits, LogSink, Runtime, RuntimeOptions};
 use crate::storage::SqliteStorage;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -103,15 +106,32 @@ enum LogLevel {
 }
 
 #[derive(Args, Debug, Clone)]
-struct Policy {
-    /// The Warden configuration (JSON).
+pub(crate) struct Policy {
+    /// The Warden configuration (JSON) [default: $WARDEN_CONFIG, else the first of ./warden.json,
+    /// $XDG_CONFIG_HOME/warden/warden.json or ~/.config/warden/warden.json].
     #[arg(long, value_name = "FILE")]
-    config: PathBuf,
-    /// The SQLite database that holds pins, approvals, counters and the ledger;
+    config: Option<PathBuf>,
+    /// The SQLite database that holds pins, approvals, counters and the ledger
+    /// [default: $XDG_STATE_HOME/warden/warden.db or ~/.local/state/warden/warden.db; folders created 0700];
     /// `--storage postgres://user:password@host:port/database` shares one
     /// PostgreSQL database between several gateways instead.
-    #[arg(long, value_name = "FILE|URL", default_value = "warden.db", visible_alias = "storage")]
+    #[arg(long, value_name = "FILE|URL", visible_alias = "storage")]
+    db: Option<PathBuf>,
+}
+
+/// A [`Policy`] with its defaults found: the configuration that exists, the database's folder made.
+struct Resolved {
+    config: PathBuf,
     db: PathBuf,
+}
+
+impl Policy {
+    /// Finds the configuration and the database (see [`paths`]).
+    fn resolve(&self) -> Result<Resolved, Failure> {
+        let config = paths::find_config(self.config.as_deref()).map_err(Failure::invalid)?;
+        let db = paths::prepare_db(self.db.as_deref()).map_err(Failure::failed)?;
+        Ok(Resolved { config, db })
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -127,7 +147,49 @@ enum Command {
         /// (`ask`: ask or deny; `deny`: deny only; a turn counts as `deny` when it does not proceed).
         #[arg(long, value_enum, value_name = "DECISION")]
         fail_on: Option<FailOn>,
+        /// Read the request from this file instead of stdin (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Read one request a line (JSON lines) and print one answer a line, in order; a refused line gets
+        /// `{"line": N, "error": ..., "field": ...}` and the batch goes on.
+        #[arg(long)]
+        batch: bool,
     },
+    /// Show, for one request, the checks this configuration runs, what each found and the rule that decided.
+    Explain {
+        /// What to explain.
+        #[arg(value_enum)]
+        what: CheckKind,
+        #[command(flatten)]
+        policy: Policy,
+        /// Read the request from this file instead of stdin (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a starter configuration for a runtime (valid JSON; what it sets is explained on stderr).
+    Init {
+        /// The runtime the configuration is for.
+        #[arg(long, value_enum, default_value = "generic")]
+        runtime: init::InitRuntime,
+        /// Where to write it.
+        #[arg(long, value_name = "FILE", default_value = "warden.json")]
+        output: PathBuf,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print a shell completion script (used by `cargo xtask completions`).
+    #[command(hide = true)]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page in roff (used by `cargo xtask man`).
+    #[command(hide = true)]
+    Man,
     /// Start a turn: pin the reply of a session to a chat.
     Pin {
         #[command(flatten)]
@@ -202,14 +264,17 @@ enum Command {
         /// Record this answer once however often the command is repeated with the same key.
         #[arg(long, value_name = "KEY")]
         idempotency_key: Option<String>,
+        /// Read the call from this file instead of stdin (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
     },
     /// Serve the checks as a JSON HTTP service (token from $WARDEN_TOKEN or --token-file).
     Serve {
         #[command(flatten)]
         policy: Policy,
-        /// Address to listen on.
+        /// Address to listen on: `IP:PORT` or `HOST:PORT` (resolved; the first address is used).
         #[arg(long, default_value = "127.0.0.1:8787")]
-        listen: std::net::SocketAddr,
+        listen: String,
         /// A file holding the bearer token clients must send [default: $WARDEN_TOKEN].
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
@@ -463,6 +528,43 @@ fn read_config(path: &PathBuf) -> Result<String, Failure> {
     std::fs::read_to_string(path).map_err(|e| Failure::invalid(format!("cannot read {}: {e}", path.display())))
 }
 
+/// The request from `--input FILE` (`-` or none: stdin), at most [`MAX_STDIN_BYTES`].
+fn read_input(input: Option<&std::path::Path>, stdin: &mut dyn Read) -> Result<String, Failure> {
+    match input.filter(|p| p.as_os_str() != "-") {
+        None => read_stdin(stdin),
+        Some(path) => {
+            let file = std::fs::File::open(path)
+                .map_err(|e| Failure::invalid(format!("--input: cannot read {}: {e}", path.display())))?;
+            let mut text = String::new();
+            file.take(MAX_STDIN_BYTES + 1)
+                .read_to_string(&mut text)
+                .map_err(|e| Failure::invalid(format!("--input: cannot read {}: {e}", path.display())))?;
+            if text.len() as u64 > MAX_STDIN_BYTES {
+                return Err(Failure::invalid(format!(
+                    "--input: {} must be at most {MAX_STDIN_BYTES} bytes",
+                    path.display()
+                )));
+            }
+            Ok(text)
+        }
+    }
+}
+
+/// A line reader over `--input FILE` (`-` or none: stdin).
+fn open_input<'a>(
+    input: Option<&std::path::Path>,
+    stdin: &'a mut dyn Read,
+) -> Result<Box<dyn std::io::BufRead + 'a>, Failure> {
+    match input.filter(|p| p.as_os_str() != "-") {
+        None => Ok(Box::new(std::io::BufReader::new(stdin))),
+        Some(path) => {
+            let file = std::fs::File::open(path)
+                .map_err(|e| Failure::invalid(format!("--input: cannot read {}: {e}", path.display())))?;
+            Ok(Box::new(std::io::BufReader::new(file)))
+        }
+    }
+}
+
 fn read_stdin(stdin: &mut dyn Read) -> Result<String, Failure> {
     let mut text = String::new();
     stdin
@@ -603,57 +705,40 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
     let host = cli.host;
     let clock = clock(&host);
     match cli.command {
-        Command::Check { what, policy, fail_on: threshold } => {
+        Command::Check { what, policy, fail_on: threshold, input, batch } => {
+            check::check_threshold(what, threshold)?;
+            let policy = policy.resolve()?;
             let config = read_config(&policy.config)?;
-            let request = read_stdin(stdin)?;
-            // Parse before opening anything: a rejected request writes nothing.
-            match what {
-                CheckKind::Tool => {
-                    let call: json::ToolCallJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
-                    let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
-                    let verdict = VerdictJson::from(&runtime.check_tool_call(&call.into()));
-                    print_json(stdout, &verdict)?;
-                    fail_on(threshold, &verdict.decision, &verdict.rule)
-                }
-                CheckKind::Outbound => {
-                    let message: json::OutboundJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
-                    let message = message.into_wit().map_err(Failure::invalid)?;
-                    let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
-                    let verdict = VerdictJson::from(&runtime.check_outbound(&message));
-                    print_json(stdout, &verdict)?;
-                    fail_on(threshold, &verdict.decision, &verdict.rule)
-                }
-                CheckKind::ToolResult => {
-                    if threshold.is_some() {
-                        return Err(Failure::invalid(
-                            "--fail-on: `check tool-result` records what a tool returned and decides nothing, so \
-                             there is no decision to compare",
-                        ));
-                    }
-                    let result: json::ToolResultJson =
-                        json::parse_request(&request, clock).map_err(Failure::invalid)?;
-                    let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
-                    let observation = runtime.observe_tool_result(&result.into()).map_err(call_failure)?;
-                    print_json(stdout, &json::ObservationJson::from(&observation))
-                }
-                CheckKind::Turn => {
-                    let turn: json::TurnJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
-                    let outcome = match start(&host, &config, &policy.db, Some(&policy.config)) {
-                        Ok(runtime) => json::TurnOutcomeJson::from(&runtime.check_turn(&turn.into())),
-                        Err(f) if f.code == EXIT_FAILURE => {
-                            let _ = writeln!(stderr, "warden: {}; the turn proceeds unchecked", f.message.trim_end());
-                            turn_start_failure(f.message.trim_end())
-                        }
-                        Err(f) => return Err(f),
-                    };
-                    print_json(stdout, &outcome)?;
-                    let decision = if outcome.proceed { "allow" } else { "deny" };
-                    fail_on(threshold, decision, &outcome.rule)
-                }
+            if batch {
+                let mut reader = open_input(input.as_deref(), stdin)?;
+                return check::batch(&host, what, &policy, &config, &mut reader, clock, threshold, stdout, stderr);
             }
+            let request = read_input(input.as_deref(), stdin)?;
+            // Parsed before anything opens: a rejected request writes nothing.
+            let answer = check::one(&host, what, &policy, &config, &request, clock, stdout, stderr)?;
+            fail_on(threshold, answer.decision, &answer.rule)
+        }
+        Command::Explain { what, policy, input, json } => {
+            let policy = policy.resolve()?;
+            let config = read_config(&policy.config)?;
+            let request = read_input(input.as_deref(), stdin)?;
+            check::explain(&host, what, &policy, &config, &request, clock, json, stdout)
+        }
+        Command::Init { runtime, output, force } => init::run(runtime, &output, force, stdout, stderr),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "warden", stdout);
+            Ok(())
+        }
+        Command::Man => {
+            let command = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(command)
+                .render(stdout)
+                .map_err(|e| Failure::failed(format!("cannot write the man page: {e}")))
         }
         Command::Pin { policy, session, chat, label, run, now_ms, prompt, dedicated } => {
             clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
+            let policy = policy.resolve()?;
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
             let start = json::TurnStartJson {
@@ -670,6 +755,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         }
         Command::Settle { policy, session, run, now_ms } => {
             clock.admit("--now-ms", now_ms).map_err(Failure::invalid)?;
+            let policy = policy.resolve()?;
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
             let end = json::TurnEndJson { session_id: session, run_id: run, now_ms };
@@ -677,6 +763,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             print_json(stdout, &serde_json::json!({"settled": true}))
         }
         Command::Diagnostics { policy } => {
+            let policy = policy.resolve()?;
             let config = read_config(&policy.config)?;
             let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
             let report = runtime.diagnostics().map_err(call_failure)?;
@@ -695,12 +782,13 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             }
             print_json(stdout, &report)
         }
-        Command::Approve { policy, key, scope, deny, session, call, idempotency_key } => {
+        Command::Approve { policy, key, scope, deny, session, call, idempotency_key, input } => {
+            let policy = policy.resolve()?;
             let config = read_config(&policy.config)?;
             let key = match key {
                 Some(k) => k,
                 None => {
-                    let request = read_stdin(stdin)?;
+                    let request = read_input(input.as_deref(), stdin)?;
                     let call: json::ToolCallJson = json::parse_request(&request, clock).map_err(Failure::invalid)?;
                     let runtime = start(&host, &config, &policy.db, Some(&policy.config))?;
                     let verdict = runtime.check_tool_call(&call.into());
@@ -748,6 +836,8 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 clock,
             };
             limits.check().map_err(Failure::invalid)?;
+            let listen = resolve_listen(&listen)?;
+            let policy = policy.resolve()?;
             let config = read_config(&policy.config)?;
             let token = match token_file {
                 Some(path) => std::fs::read_to_string(&path)
@@ -785,6 +875,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         }
         Command::Mcp { policy, name, command } => {
             no_replay(&host, "mcp").map_err(Failure::invalid)?;
+            let policy = policy.resolve()?;
             let config = read_config(&policy.config)?;
             let runtime = Arc::new(start(&host, &config, &policy.db, Some(&policy.config))?);
             let options = crate::mcp::McpOptions {
@@ -813,6 +904,30 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
     }
 }
 
+/// `--listen`: `IP:PORT`, or `HOST:PORT` resolved to its first address (IPv4 first, as loopback names
+/// resolve to both).
+fn resolve_listen(text: &str) -> Result<std::net::SocketAddr, Failure> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse::<std::net::SocketAddr>() {
+        return Ok(addr);
+    }
+    let invalid = |why: String| Failure::invalid(format!("--listen: `{text}` {why}; give IP:PORT or HOST:PORT"));
+    let Some((_, port)) = text.rsplit_once(':') else {
+        return Err(invalid("has no port".into()));
+    };
+    if port.parse::<u16>().is_err() {
+        return Err(invalid(format!("has port `{port}`, which is not a number from 0 to 65535")));
+    }
+    let addrs: Vec<std::net::SocketAddr> =
+        text.to_socket_addrs().map_err(|e| invalid(format!("cannot be resolved ({e})")))?.collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| invalid("resolves to no address".into()))
+}
+
 fn tokio_runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -830,6 +945,7 @@ fn hook_answer(
     let event = no_replay(host, "hook").and_then(|()| read_stdin(stdin).map_err(|f| f.message));
     match event {
         Ok(event) => crate::hook::run(&event, style, || {
+            let policy = policy.resolve().map_err(|f| f.message)?;
             let config = read_config(&policy.config).map_err(|f| f.message)?;
             start(host, &config, &policy.db, Some(&policy.config)).map_err(|f| f.message)
         }),

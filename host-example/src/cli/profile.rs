@@ -7,17 +7,8 @@ use crate::json;
 use clap::Subcommand;
 use serde_json::{Value, json};
 use std::io::Write;
-use std::path::PathBuf;
 
-#[derive(clap::Args, Debug, Clone)]
-pub(super) struct Store {
-    /// The Warden configuration (JSON) the component runs with.
-    #[arg(long, value_name = "FILE")]
-    config: PathBuf,
-    /// The SQLite database that holds the profiles.
-    #[arg(long, value_name = "FILE", default_value = "warden.db")]
-    db: PathBuf,
-}
+pub(super) use super::Policy as Store;
 
 #[derive(Subcommand, Debug)]
 pub(super) enum ProfileCommand {
@@ -68,6 +59,7 @@ pub(super) fn run(host: &HostArgs, command: ProfileCommand, stdout: &mut dyn Wri
     match command {
         ProfileCommand::Show { store, agent } => {
             let agent = agent_arg(agent)?;
+            let store = store.resolve()?;
             let config = read_config(&store.config)?;
             let runtime = start(host, &config, &store.db, Some(&store.config))?;
             let shown = runtime.profile_show(agent.as_deref(), json::now_ms()).map_err(call_failure)?;
@@ -78,6 +70,7 @@ pub(super) fn run(host: &HostArgs, command: ProfileCommand, stdout: &mut dyn Wri
         }
         ProfileCommand::Reset { store, agent, all } => {
             let agent = if all { None } else { agent_arg(agent)? };
+            let store = store.resolve()?;
             let config = read_config(&store.config)?;
             let runtime = start(host, &config, &store.db, Some(&store.config))?;
             let removed = runtime.profile_reset(agent.as_deref()).map_err(call_failure)?;
