@@ -4,8 +4,10 @@
 //! - `cargo xtask test`: install the guest target if missing, check formatting and
 //!   lints (host and guest), run every test.
 //! - `cargo xtask bench`: the performance figures of the README (see [`bench`]).
+//! - `cargo xtask package`: the plugins, ready to install (see [`package`]).
 
 mod bench;
+mod package;
 
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -28,8 +30,9 @@ fn task() -> Result<()> {
         Some("bench") => bench::bench(&args[1..]),
         Some("setup") => ensure_guest_target(),
         Some("schema") => write_schema(),
+        Some("package") => package::package(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <demo|test|bench|setup|schema>");
+            eprintln!("usage: cargo xtask <demo|test|bench|setup|schema|package>");
             eprintln!("  demo   build and run `warden demo`");
             eprintln!("  test   check formatting and lints, then run every test");
             eprintln!(
@@ -37,6 +40,10 @@ fn task() -> Result<()> {
             );
             eprintln!("  setup  install the {GUEST_TARGET} target if it is missing");
             eprintln!("  schema rewrite schema/warden.schema.json from the configuration types");
+            eprintln!(
+                "  package build the OpenClaw and Hermes plugins into {} (--only openclaw|hermes)",
+                package::PACKAGE_DIR
+            );
             std::process::exit(2);
         }
     }
