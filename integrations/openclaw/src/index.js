@@ -72,7 +72,9 @@ function register(api) {
   const env = process.env;
   const logger = api.logger;
   const configText = JSON.stringify(api.pluginConfig ?? {});
+  const asks = map.askMode(env, process.argv, logger);
   let guard;
+  let guardDb;
 
   // The guard for this registration, started on first use. A new `full`
   // registration with another configuration (a hot reload) replaces the old
@@ -81,6 +83,7 @@ function register(api) {
     if (guard) return guard;
     const stateDir = api.runtime?.state?.resolveStateDir?.(env) ?? path.join(env.HOME ?? ".", ".openclaw");
     const dbPath = env.WARDEN_DB ?? path.join(stateDir, "warden", "warden.db");
+    guardDb = dbPath;
     const key = `${dbPath}\n${configText}`;
     const guards = registry();
     guard = guards.get(key);
@@ -190,10 +193,17 @@ function register(api) {
         };
       }
       logHostVerdict(logger, `tool ${call.toolName}`, verdict);
-      return map.toolResult(verdict, call, (answer) =>
-        g.call("policy.recordApproval", { ...answer, nowMs: BigInt(now()) }).catch((e) => {
-          logger?.error?.(`warden: could not record the answer to ${verdict.rule}: ${e.message}`);
-        }),
+      if (verdict.decision === "ask" && asks !== "approval") {
+        logger?.warn?.(`warden: ask ${asks} (${verdict.rule}, key ${verdict.approvalKey}): nobody can answer it in this run`);
+      }
+      return map.toolResult(
+        verdict,
+        call,
+        (answer) =>
+          g.call("policy.recordApproval", { ...answer, nowMs: BigInt(now()) }).catch((e) => {
+            logger?.error?.(`warden: could not record the answer to ${verdict.rule}: ${e.message}`);
+          }),
+        { asks, dbPath: guardDb },
       );
     },
     { priority: PRIORITY },

@@ -437,10 +437,14 @@ if (selected("exec")) {
   check(fs.existsSync(harmless), "`echo reboot later` inside the workspace ran (plain words do not trip a rule)", results[1]);
   check(!fs.existsSync(outside), "the write outside the workspace did not run");
   check(
-    /approval/i.test(results[2] ?? "") && /path\.outside-workspace/.test(t.stderr.replace(/\x1b\[[0-9;]*m/g, "")),
-    "Warden asked (rule path.outside-workspace) and OpenClaw, with nobody to approve in a headless run, refused the call",
+    /^Warden is holding this tool call for a person's approval \(rule path\.outside-workspace/.test(results[2] ?? "") &&
+      /Approval key: \S+ \(scope \w+\)/.test(results[2]) &&
+      /warden approve --config .* --db '[^']+warden\.db' --key '[^']+' --scope/.test(results[2]) &&
+      /retry exactly the same call/.test(results[2]),
+    "Warden asked (rule path.outside-workspace); in `openclaw agent --local` nobody can approve, so the plugin held the call at once and told the model the approval key, how a person approves and to retry then",
     results[2],
   );
+  check(/ask pending \(path\.outside-workspace, key /.test(t.stderr.replace(/\x1b\[[0-9;]*m/g, "")), "and logged the pending ask with its key", t.stderr.slice(-1500));
 }
 
 if (selected("safety")) {
