@@ -67,10 +67,45 @@ function hookTimeout(api, hook, fallback) {
   return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
+const WARNED = Symbol.for("warden.openclaw.hostControlsWarned");
+
+/**
+ * The host controls Warden needs that OpenClaw's configuration leaves out,
+ * each as one sentence: what is missing and what it costs. OpenClaw drops the
+ * affected registrations with at most a line of its own, and in
+ * `openclaw agent --local` without any, so the plugin says so in every mode.
+ */
+export function missingHostControls(config, id = PLUGIN_ID) {
+  const hooks = config?.plugins?.entries?.[id]?.hooks ?? {};
+  const missing = [];
+  if (hooks.allowConversationAccess !== true) {
+    missing.push(
+      `plugins.entries.${id}.hooks.allowConversationAccess is not true: OpenClaw drops Warden's before_prompt_build and agent_end hooks, so replies are not pinned and safety scenarios are not checked (set it to true)`,
+    );
+  }
+  if (hooks.allowPromptInjection === false) {
+    missing.push(`plugins.entries.${id}.hooks.allowPromptInjection is false: Warden's safety text cannot be added to a turn (remove it)`);
+  }
+  return missing;
+}
+
+function warnMissingHostControls(api, logger) {
+  globalThis[WARNED] ??= new Set();
+  const id = api.id ?? PLUGIN_ID;
+  const hooks = JSON.stringify(api.config?.plugins?.entries?.[id]?.hooks ?? {});
+  for (const m of missingHostControls(api.config, id)) {
+    // Once per process and configuration, however often OpenClaw registers the plugin.
+    if (globalThis[WARNED].has(`${hooks}\n${m}`)) continue;
+    globalThis[WARNED].add(`${hooks}\n${m}`);
+    logger?.warn?.(`warden: ${m}`);
+  }
+}
+
 function register(api) {
   if (typeof api.on !== "function") return;
   const env = process.env;
   const logger = api.logger;
+  warnMissingHostControls(api, logger);
   const configText = JSON.stringify(api.pluginConfig ?? {});
   const asks = map.askMode(env, process.argv, logger);
   let guard;
