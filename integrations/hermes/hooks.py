@@ -3,7 +3,7 @@
 | Hermes hook | Warden call | effect |
 | --- | --- | --- |
 | `pre_llm_call` | `start-turn` (when Hermes bound a chat), `check-turn` | `{"context": ...}` adds Warden's safety text after the user message |
-| `pre_tool_call` | `check-tool-call` | deny: `{"action": "block", "message": ...}`; ask: `{"action": "approve", ...}` |
+| `pre_tool_call` | `check-tool-call` | deny: `{"action": "block", "message": ...}`; ask: `{"action": "approve", ...}`, or, where nobody can be asked (`can_ask`), a block at once per `headless_ask` |
 | `post_tool_call` | `observe-tool-result` | none: the result is recorded so destinations in it are known to come from content the agent read |
 | `post_approval_response` | `record-approval` | the person's answer to an `ask`, where Hermes reports it |
 | `post_api_request` | `record-usage` | tokens, for budgets |
