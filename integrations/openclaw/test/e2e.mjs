@@ -409,6 +409,14 @@ if (selected("gateway")) {
     pin: { tools: [{ name: "exec", kind: "new-chat" }] },
   };
   await withGateway("gateway", config, async (log) => {
+    const plain = () => log.text.replace(/\x1b\[[0-9;]*m/g, "");
+    // Nobody has written yet: a report now comes from the Gateway's start, not from a hook.
+    const reported = await until(() => /warden: configured \(policy/.test(plain()), 30_000);
+    check(
+      reported && !/Inbound message/.test(plain()),
+      "the Gateway validated and reported Warden's configuration at start, before any message arrived",
+      plain().slice(-1500),
+    );
     console.log("  Alice (approved for the payroll scenario) asks for a tidy-up; the model calls exec");
     const a = await personWrites("Please tidy up the workspace.", { toolCalls: [{ name: "exec", arguments: { command: `touch ${marker}` } }] });
     check(a.done, "the Gateway ran a turn for Alice's message");
