@@ -34,7 +34,7 @@ pub const DEFAULT_CPU: Duration = Duration::from_secs(2);
 pub const DEFAULT_POOL: usize = 8;
 
 /// The component built from this repository, embedded at build time.
-pub static EMBEDDED_COMPONENT: &[u8] = include_bytes!(env!("WARDEN_COMPONENT_WASM"));
+pub static EMBEDDED_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/warden_component.wasm"));
 
 /// Rule of an answer given because the guest failed.
 pub const GUEST_FAILURE_RULE: &str = "host.guest-failure";

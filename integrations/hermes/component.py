@@ -308,19 +308,30 @@ class Guard:
 
         # Without a declared context, a fresh secret: approvals work within this guard only.
         self._host_context = host_context if host_context is not None else _host_context.ephemeral()
-        self._engine = engine()
-        self._component = load_component(self._engine, wasm, cache_dir)
-        self._host = _Host(storage)
         self._memory_bytes = memory_bytes
         self._fuel = fuel
+        self._engine = engine()
+        wrong = check_component_bytes(wasm)
+        if wrong:
+            raise GuardError(f"not a Warden component: {wrong}")
+        try:
+            self._component = load_component(self._engine, wasm, cache_dir)
+        except Exception as e:
+            raise GuardError(f"not a usable component: {_describe_trap(e)}") from e
+        self._host = _Host(storage)
         self._pool_size = pool
         self._pool: List[_Instance] = []
         self._lock = threading.Lock()
         self._linker = self._link()
         self._config = config_text
-        first = self._instantiate()
-        self._declare(first)
-        answer = self._invoke(first, "configure", config_text)
+        try:
+            first = self._instantiate()
+            self._declare(first)
+            answer = self._invoke(first, "configure", config_text)
+        except GuardError:
+            raise
+        except Exception as e:
+            raise GuardError(f"the component failed while starting: {_describe_trap(e, memory_bytes, fuel)}") from e
         if isinstance(answer, list):
             raise ConfigErrors([(field(e, "path"), field(e, "message")) for e in answer])
         self.report = from_wit(answer)
@@ -407,7 +418,7 @@ class Guard:
         try:
             result = self._invoke(inst, name, *args)
         except Exception as e:
-            message = _describe_trap(e)
+            message = _describe_trap(e, self._memory_bytes, self._fuel)
             logger.error("warden guest failed and was discarded: %s", message)
             raise GuardError(message) from e
         self._give_back(inst)
@@ -524,16 +535,41 @@ def fail_closed(error: str, what: str, rule: str = GUEST_FAILURE_RULE) -> Dict[s
     }
 
 
-def _describe_trap(e: Exception) -> str:
+def _describe_trap(e: Exception, memory_bytes: int = DEFAULT_MEMORY_BYTES, fuel: int = DEFAULT_FUEL) -> str:
+    """One line saying why the guest failed, never a wasm backtrace."""
     text = str(e)
     if isinstance(e, wasmtime.Trap) or isinstance(e, wasmtime.WasmtimeError):
         low = text.lower()
         if "fuel" in low:
-            return "it ran past its CPU budget"
+            return f"it ran out of its fuel budget of {fuel:,} instructions per call (setting `fuel`, WARDEN_FUEL)"
+        if "exceeds memory limits" in low:
+            return f"it hit its memory cap of {memory_bytes >> 20} MiB: it needs more memory than that to start (setting `memory_mib`, WARDEN_MEMORY_MIB)"
+        if "out of bounds memory access" in low:
+            # The guest runtime's own trap for an allocation the cap refused (crates/guest-rt).
+            return f"it hit its memory cap of {memory_bytes >> 20} MiB (setting `memory_mib`, WARDEN_MEMORY_MIB)"
         if "unreachable" in low:
             return "it hit an internal error (unreachable)"
-        first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
-        return f"it trapped: {first}"
-    return f"{type(e).__name__}: {text}"
+        causes = [l.strip() for l in text.splitlines() if l.strip() and not l.strip().startswith(tuple("0123456789"))]
+        causes = [l for l in causes if not l.startswith(("error while executing", "Caused by"))]
+        last = causes[-1] if causes else type(e).__name__
+        return f"it trapped: {last}"
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__
 
 
+# The first bytes of a WebAssembly component (magic, then the component layer's version).
+WASM_MAGIC = b"\0asm"
+COMPONENT_LAYER = b"\x0d\x00\x01\x00"
+
+
+def check_component_bytes(wasm: bytes) -> Optional[str]:
+    """Why `wasm` cannot be a WebAssembly component, in a few words, or None."""
+    if len(wasm) == 0:
+        return "it is empty"
+    if wasm[:4] != WASM_MAGIC:
+        if wasm[:1] == b"(":
+            return "it is WebAssembly text, not a binary component"
+        return f"it is not WebAssembly (it starts with bytes {wasm[:4].hex(' ')}, not 00 61 73 6d)"
+    if wasm[4:8] != COMPONENT_LAYER:
+        return "it is a core WebAssembly module, not a component (build with --target wasm32-wasip2)"
+    return None

@@ -3,7 +3,7 @@
 | Hermes hook | Warden call | effect |
 | --- | --- | --- |
 | `pre_llm_call` | `start-turn` (when Hermes bound a chat), `check-turn` | `{"context": ...}` adds Warden's safety text after the user message |
-| `pre_tool_call` | `check-tool-call` | deny: `{"action": "block", "message": ...}`; ask: `{"action": "approve", ...}` |
+| `pre_tool_call` | `check-tool-call` | deny: `{"action": "block", "message": ...}`; ask: `{"action": "approve", ...}`, or, where nobody can be asked (`can_ask`), a block at once per `headless_ask` |
 | `post_tool_call` | `observe-tool-result` | none: the result is recorded so destinations in it are known to come from content the agent read |
 | `post_approval_response` | `record-approval` | the person's answer to an `ask`, where Hermes reports it |
 | `post_api_request` | `record-usage` | tokens, for budgets |
@@ -37,6 +37,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -120,9 +121,40 @@ def _none_if_empty(v: Any) -> Optional[str]:
     return s if s else None
 
 
+def can_ask() -> bool:
+    """Whether Hermes's approval gate can put a question to a person now: in
+    a gateway turn, or at an interactive CLI whose prompt is on screen. Not
+    in a one-shot `hermes chat -q` (the CLI sets HERMES_INTERACTIVE but runs
+    no prompt, so its gate would wait out the approval timeout), a bare
+    script, or a cron job."""
+    try:
+        from tools import approval
+
+        if approval._is_gateway_approval_context():
+            return True
+        if not approval._is_interactive_cli():
+            return False
+    except Exception:
+        return False
+    try:
+        from tools.terminal_tool import _get_approval_callback
+
+        callback = _get_approval_callback()
+    except Exception:
+        callback = None
+    if callback is None:
+        # Hermes's fallback prompt reads the terminal.
+        return sys.stdin is not None and sys.stdin.isatty()
+    owner = getattr(callback, "__self__", None)
+    # The CLI's callback answers through its prompt_toolkit application,
+    # which only an interactive session runs (`-q` never starts it).
+    return not (owner is not None and hasattr(owner, "_app") and getattr(owner, "_app") is None)
+
+
 class Hooks:
-    def __init__(self, runtime: Optional[Runtime] = None):
+    def __init__(self, runtime: Optional[Runtime] = None, can_ask=can_ask):
         self.runtime = runtime or Runtime()
+        self.can_ask = can_ask
         self._lock = threading.Lock()
         self._sessions: "OrderedDict[str, Dict[str, Optional[str]]]" = OrderedDict()
         self._asks: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
@@ -346,6 +378,8 @@ class Hooks:
         key = verdict.get("approval_key")
         scope = verdict.get("scope") or "once"
         message = f"Warden asks before this call ({verdict.get('rule')}, approval remembered for: {scope}): {verdict.get('reason')}"
+        if not self.can_ask():
+            return self._unaskable(verdict, key, scope, session_id, tool_call_id)
         if not key:
             return {"action": "approve", "message": message}
         # Hermes remembers "session" and "always" answers itself, under the
@@ -362,6 +396,44 @@ class Hooks:
             while len(self._asks) > MAX_PENDING_ASKS:
                 self._asks.popitem(last=False)
         return {"action": "approve", "message": message, "rule_key": rule_key}
+
+    def _unaskable(self, verdict, key, scope, session_id, tool_call_id):
+        """An ask where nobody can answer (a one-shot `hermes chat -q`, a bare
+        script): answered at once by the `headless_ask` setting, never after
+        Hermes's approval timeout. `pending` (the default) leaves the ask to a
+        person and tells the model how it gets approved and to retry then;
+        `deny` refuses the call. Either way the tool does not run."""
+        rule, reason = verdict.get("rule"), verdict.get("reason")
+        current = self._settings()
+        policy = current.headless_ask if current else "pending"
+        if policy == "deny" or not key:
+            why = "headless_ask is deny" if policy == "deny" else "the ask carries no approval key"
+            return {
+                "action": "block",
+                "message": f"Warden refused this call ({rule}): it needs a person's approval ({reason}) and nobody can "
+                f"be asked in this run ({why}). Do not retry it.",
+            }
+        config, db = (current.config_path, current.db_path) if current else ("WARDEN_JSON", "WARDEN_DB")
+        approve = f"warden approve --config {config} --db {db} --key '{key}' --scope {scope}"
+        if scope == "session" and session_id:
+            approve += f" --session '{session_id}'"
+        elif scope == "once" and tool_call_id:
+            approve += f" --call '{tool_call_id}'"
+        logger.warning("warden: ask pending (%s, key %s): nobody can answer it in this run", rule, key)
+        return {
+            "action": "block",
+            "message": f"Warden is holding this call for a person's approval ({rule}: {reason}); nobody can be asked "
+            f"in this run, so it did not run. Approval key: {key} (scope {scope}). Tell the user it waits for "
+            f"approval: a person approves it in `warden asks` or the inbox page of `warden serve`, or with `{approve}`. "
+            "Once it is approved, retry exactly the same call and it will be allowed; do not retry before that.",
+        }
+
+    def _settings(self) -> Optional[settings.Settings]:
+        try:
+            return getattr(self.runtime, "settings", None) or settings.load()
+        except Exception as e:
+            logger.debug("warden: cannot read the settings: %s", e)
+            return None
 
     # post_approval_response -> record-approval -------------------------------
     def post_approval_response(self, pattern_key: str = "", choice: str = "", tool_call_id: str = "", **_: Any) -> None:

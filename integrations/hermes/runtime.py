@@ -100,16 +100,22 @@ class Runtime:
         declared = host_context.declare(
             s.db_path, s.config_path, s.cache_dir, settings.hermes_home(), settings.PLUGIN_DIR, secret
         )
-        return component.Guard(
-            wasm,
-            config_text,
-            self._storage,
-            cache_dir=s.cache_dir,
-            memory_bytes=s.memory_bytes,
-            fuel=s.fuel,
-            replay=s.replay,
-            host_context=declared,
-        )
+        try:
+            return component.Guard(
+                wasm,
+                config_text,
+                self._storage,
+                cache_dir=s.cache_dir,
+                memory_bytes=s.memory_bytes,
+                fuel=s.fuel,
+                replay=s.replay,
+                host_context=declared,
+            )
+        except component.ConfigErrors as e:
+            listed = "; ".join(f"{p}: {m}" if p else m for p, m in e.errors)
+            raise Unavailable(f"the Warden configuration {s.config_path} is invalid ({len(e.errors)} error(s)): {listed}") from e
+        except component.GuardError as e:
+            raise Unavailable(f"the Warden component {s.component_path}: {e}") from e
 
 
 def _stamp(path: str) -> Optional[Tuple[float, int]]:

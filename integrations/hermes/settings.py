@@ -15,6 +15,7 @@ under `$HERMES_HOME/warden/`. Relative paths in `config.yaml` are relative to
 | guest memory cap, MiB | `WARDEN_MEMORY_MIB` | `memory_mib` | 64 |
 | account ID of turns and tool calls | `WARDEN_ACCOUNT_ID` | `account_id` | the Hermes profile (see `profile_account`) |
 | accept request times far from this clock (replay only) | `WARDEN_REPLAY` | `replay` | off (see clock.py) |
+| an ask nobody can answer in this run (`hermes chat -q`, a script) | `WARDEN_HEADLESS_ASK` | `headless_ask` | `pending` (or `deny`) |
 """
 
 from __future__ import annotations
@@ -44,6 +45,21 @@ class Settings:
     account_id: Optional[str] = None
     # Accept request times far from this process's clock (clock.py).
     replay: bool = False
+    # What an ask nobody can answer in this run becomes: "pending" or "deny".
+    headless_ask: str = "pending"
+
+
+HEADLESS_ASK_POLICIES = ("pending", "deny")
+
+
+def _choice(env: str, key: str, entry: Dict[str, Any], allowed: tuple, default: str) -> str:
+    raw = os.environ.get(env) or entry.get(key)
+    if raw is None or raw == "":
+        return default
+    if raw not in allowed:
+        logger.warning("warden: %s / %s must be one of %s, got %r; using %s", env, key, ", ".join(allowed), raw, default)
+        return default
+    return raw
 
 
 def hermes_home() -> str:
@@ -135,4 +151,5 @@ def load() -> Settings:
         memory_bytes=_int("WARDEN_MEMORY_MIB", "memory_mib", entry, component.DEFAULT_MEMORY_BYTES >> 20) << 20,
         account_id=_text("WARDEN_ACCOUNT_ID", "account_id", entry),
         replay=_flag("WARDEN_REPLAY", "replay", entry),
+        headless_ask=_choice("WARDEN_HEADLESS_ASK", "headless_ask", entry, HEADLESS_ASK_POLICIES, "pending"),
     )

@@ -18,9 +18,12 @@ use warden_host::{ComponentSource, Limits, LogSink, Runtime, RuntimeOptions};
 /// A fixed instant: 2023-11-14T22:13:20Z.
 pub const T0: u64 = 1_700_000_000_000;
 
+/// The hostile guest, built and copied into `OUT_DIR` by `tests/build.rs`.
+static HOSTILE_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_guest.wasm"));
+
 /// The hostile guest's component bytes.
 pub fn hostile_component() -> Vec<u8> {
-    std::fs::read(env!("HOSTILE_COMPONENT_WASM")).expect("the hostile guest was built by tests/build.rs")
+    HOSTILE_COMPONENT.to_vec()
 }
 
 /// The reference MCP filesystem server, installed once from

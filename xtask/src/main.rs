@@ -5,9 +5,11 @@
 //!   lints (host and guest), run every test.
 //! - `cargo xtask bench`: the performance figures of the README (see [`bench`]).
 //! - `cargo xtask completions`, `cargo xtask man`: shell completions and the man page (see [`docs`]).
+//! - `cargo xtask package`: the plugins, ready to install (see [`package`]).
 
 mod bench;
 mod docs;
+mod package;
 
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -32,8 +34,9 @@ fn task() -> Result<()> {
         Some("schema") => write_schema(),
         Some("completions") => docs::completions(&args[1..]),
         Some("man") => docs::man(&args[1..]),
+        Some("package") => package::package(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <demo|test|bench|setup|schema|completions|man>");
+            eprintln!("usage: cargo xtask <demo|test|bench|setup|schema|completions|man|package>");
             eprintln!("  demo   build and run `warden demo`");
             eprintln!("  test   check formatting and lints, then run every test");
             eprintln!(
@@ -43,6 +46,10 @@ fn task() -> Result<()> {
             eprintln!("  schema rewrite schema/warden.schema.json from the configuration types");
             eprintln!("  completions  write shell completions to target/warden-docs/completions (--out DIR)");
             eprintln!("  man    write the man page to target/warden-docs/man/warden.1 (--out DIR)");
+            eprintln!(
+                "  package build the OpenClaw and Hermes plugins into {} (--only openclaw|hermes)",
+                package::PACKAGE_DIR
+            );
             std::process::exit(2);
         }
     }

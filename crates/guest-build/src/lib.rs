@@ -3,6 +3,13 @@
 //!
 //! The nested `cargo build --target wasm32-wasip2 --release` uses its own
 //! target folder (`target/guest`), which keeps it off the outer build's lock.
+//!
+//! Nothing a build script learns from here is an absolute path that outlives
+//! the checkout: watched paths are emitted relative to the package (cargo
+//! resolves them against wherever the package is now), and the component is
+//! copied into `OUT_DIR`, which the embedding crate names through
+//! `env!("OUT_DIR")`, so a copied or moved checkout (with its `target`)
+//! rebuilds and embeds its own guest, never the original folder's.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -25,11 +32,34 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// Asks cargo to rerun the build script when any of `paths` (relative to the
-/// workspace root) changes.
+/// workspace root) changes. Each line names the path relative to the package
+/// being built, which cargo resolves against the package's current folder.
 pub fn watch(root: &Path, paths: &[&str]) {
-    for p in paths {
-        println!("cargo:rerun-if-changed={}", root.join(p).display());
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    for line in rerun_lines(root, &manifest_dir, paths) {
+        println!("{line}");
     }
+}
+
+/// The `cargo:rerun-if-changed` lines for `paths` (relative to `root`), each
+/// relative to `package_dir`, a folder inside `root`.
+pub fn rerun_lines(root: &Path, package_dir: &Path, paths: &[&str]) -> Vec<String> {
+    let up = package_dir.strip_prefix(root).map(|rel| rel.components().count()).unwrap_or(0);
+    let prefix: PathBuf = std::iter::repeat_n("..", up).collect();
+    paths.iter().map(|p| format!("cargo:rerun-if-changed={}", prefix.join(p).display())).collect()
+}
+
+/// Copies the component at `wasm` into `OUT_DIR` as `<name>.wasm` and returns
+/// the copy's path; embed it with
+/// `include_bytes!(concat!(env!("OUT_DIR"), "/<name>.wasm"))`. Exits the build
+/// script with a clear message when the copy fails.
+pub fn into_out_dir(wasm: &Path, name: &str) -> PathBuf {
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap_or_default()).join(format!("{name}.wasm"));
+    if let Err(e) = std::fs::copy(wasm, &out) {
+        println!("cargo:warning=copying {} to {} failed: {e}", wasm.display(), out.display());
+        std::process::exit(1);
+    }
+    out
 }
 
 /// Builds `package` for the guest target and returns the path of its

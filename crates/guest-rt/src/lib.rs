@@ -11,7 +11,59 @@ extern crate alloc;
 
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+static ALLOCATOR: Capped = Capped;
+
+/// dlmalloc, except that an allocation the host's memory cap refuses (its
+/// `memory.grow` returned -1) traps at once with [`out_of_memory`]'s own trap
+/// instead of unwinding into a generic panic.
+#[cfg(target_arch = "wasm32")]
+struct Capped;
+
+#[cfg(target_arch = "wasm32")]
+fn checked(ptr: *mut u8) -> *mut u8 {
+    if ptr.is_null() {
+        out_of_memory();
+    }
+    ptr
+}
+
+// SAFETY: every call is forwarded unchanged to dlmalloc's allocator; only a
+// null result (an allocation that failed) is turned into a trap.
+#[cfg(target_arch = "wasm32")]
+unsafe impl core::alloc::GlobalAlloc for Capped {
+    unsafe fn alloc(&self, layout: core::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract is forwarded unchanged.
+        checked(unsafe { dlmalloc::GlobalDlmalloc.alloc(layout) })
+    }
+    unsafe fn alloc_zeroed(&self, layout: core::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract is forwarded unchanged.
+        checked(unsafe { dlmalloc::GlobalDlmalloc.alloc_zeroed(layout) })
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: core::alloc::Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract is forwarded unchanged.
+        checked(unsafe { dlmalloc::GlobalDlmalloc.realloc(ptr, layout, new_size) })
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: core::alloc::Layout) {
+        // SAFETY: the caller's contract is forwarded unchanged.
+        unsafe { dlmalloc::GlobalDlmalloc.dealloc(ptr, layout) }
+    }
+}
+
+/// The guest ran out of memory: traps with an out-of-bounds read of the last
+/// address of the 32-bit address space, a trap safe Rust never raises
+/// otherwise (its bounds checks panic, and a panic traps as `unreachable`).
+/// A host that cannot trap at the refused `memory.grow` itself (wasmtime-py
+/// has no such option) tells "hit its memory cap" from any other failure by
+/// this trap.
+#[cfg(target_arch = "wasm32")]
+#[cold]
+fn out_of_memory() -> ! {
+    // SAFETY: the read loads nothing: only a memory grown to the full 4 GiB
+    // holds this address, and no host's cap allows that (without a cap the
+    // read succeeds and the `unreachable` below traps instead).
+    unsafe { core::ptr::read_volatile(usize::MAX as *const u8) };
+    core::arch::wasm32::unreachable()
+}
 
 /// A guest panic is a bug; trapping hands it to the host, which discards the
 /// instance and answers with the running check's failure mode.
@@ -48,8 +100,5 @@ pub unsafe extern "C" fn cabi_realloc(old_ptr: *mut u8, old_len: usize, align: u
             realloc(old_ptr, Layout::from_size_align_unchecked(old_len, align), new_len)
         }
     };
-    if ptr.is_null() {
-        core::arch::wasm32::unreachable();
-    }
-    ptr
+    checked(ptr)
 }

@@ -4,6 +4,9 @@
 # starter Warden configuration to $HERMES_HOME/warden/warden.json if there is
 # none. It installs the pinned wasmtime into the Python that runs Hermes: the
 # interpreter of the `hermes` command on PATH, else python3; PYTHON overrides.
+# That Python needs no pip of its own: without one, uv (if on PATH) installs
+# into it, else the standard library's ensurepip gives it one. --no-pip skips
+# the step (README.md, "Without pip", says what it then needs).
 #
 #   integrations/hermes/scripts/install.sh [--hermes-home DIR] [--component FILE] [--no-pip]
 set -euo pipefail
@@ -38,8 +41,25 @@ if [ "$pip" = 1 ]; then
     if [ "${shebang:0:2}" = "#!" ] && [ -x "$candidate" ]; then python="$candidate"; fi
   fi
   python="${python:-python3}"
-  echo "installing wasmtime==50.0.1 for $python"
-  "$python" -m pip install --quiet "wasmtime==50.0.1"
+  wasmtime_pin="wasmtime==50.0.1"
+  if "$python" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("wasmtime") == "50.0.1" else 1)' 2>/dev/null; then
+    echo "$wasmtime_pin is already installed for $python"
+  elif "$python" -m pip --version >/dev/null 2>&1; then
+    echo "installing $wasmtime_pin for $python (pip)"
+    "$python" -m pip install --quiet "$wasmtime_pin"
+  elif command -v uv >/dev/null 2>&1; then
+    # A uv-made environment has no pip; uv installs into it from outside.
+    echo "installing $wasmtime_pin for $python (uv pip: $python has no pip)"
+    uv pip install --quiet --python "$python" "$wasmtime_pin"
+  elif "$python" -m ensurepip --version >/dev/null 2>&1; then
+    # The standard library's bootstrap gives the environment its own pip.
+    echo "installing $wasmtime_pin for $python (its pip bootstrapped with ensurepip: it had none)"
+    "$python" -m ensurepip --upgrade >/dev/null
+    "$python" -m pip install --quiet --disable-pip-version-check "$wasmtime_pin"
+  else
+    echo "error: $python has no pip, uv is not on PATH and ensurepip is unavailable: install $wasmtime_pin into it yourself (see README.md, \"Without pip\") and rerun with --no-pip" >&2
+    exit 1
+  fi
   "$python" -c "import wasmtime.component" || { echo "error: wasmtime is not importable by $python" >&2; exit 1; }
 fi
 

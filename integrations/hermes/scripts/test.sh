@@ -47,7 +47,22 @@ wasm="$root/target/guest/wasm32-wasip2/release/warden_component.wasm"
 hostile="$root/target/guest/wasm32-wasip2/release/hostile_guest.wasm"
 
 home="$(mktemp -d "$cache/home.XXXXXX")"
-trap 'rm -rf "$home"' EXIT
+nopip_home="$(mktemp -d "$cache/home.XXXXXX")"
+trap 'rm -rf "$home" "$nopip_home"' EXIT
+
+echo "== install.sh into a Python without pip (a venv made --without-pip, as uv makes them)"
+nopip="$cache/nopip-venv"
+rm -rf "$nopip"
+"$python" -m venv --without-pip "$nopip"
+if "$nopip/bin/python" -m pip --version >/dev/null 2>&1; then echo "error: the venv has pip" >&2; exit 1; fi
+out="$(PYTHON="$nopip/bin/python" bash "$here/scripts/install.sh" --hermes-home "$nopip_home" --component "$wasm" 2>&1)" ||
+  { echo "$out"; echo "FAIL install.sh failed in a Python without pip" >&2; exit 1; }
+echo "$out" | sed 's/^/       /'
+"$nopip/bin/python" -c 'import importlib.metadata as m, wasmtime.component; assert m.version("wasmtime") == "50.0.1"' ||
+  { echo "FAIL wasmtime 50.0.1 is not importable in the venv made without pip" >&2; exit 1; }
+[ -f "$nopip_home/plugins/warden/warden_component.wasm" ] || { echo "FAIL the plugin was not copied" >&2; exit 1; }
+echo "ok   install.sh installed wasmtime 50.0.1 into a Python that had no pip, and the plugin"
+rm -rf "$nopip"
 echo "== installing the plugin as the README says: install.sh, then hermes plugins enable warden"
 PYTHON="$venv/bin/python" bash "$here/scripts/install.sh" --hermes-home "$home" --component "$wasm" --no-pip
 HERMES_HOME="$home" "$venv/bin/hermes" plugins enable warden </dev/null >/dev/null

@@ -38,7 +38,11 @@ def decided(answer):
     """The decision and rule a `pre_tool_call` answer shows."""
     if answer is None:
         return "allow", None
-    match = re.match(r"Warden (?:refused this call|asks before this call) \(([^,)]+)", answer.get("message", ""))
+    message = answer.get("message", "")
+    held = re.match(r"Warden is holding this call for a person's approval \(([^:)]+):", message)
+    if held:  # an ask where nobody can be asked: blocked at once, left pending
+        return "ask", held.group(1)
+    match = re.match(r"Warden (?:refused this call|asks before this call) \(([^,)]+)", message)
     rule = match.group(1) if match else None
     return {"block": "deny", "approve": "ask"}.get(answer.get("action"), answer.get("action")), rule
 
@@ -53,10 +57,11 @@ def main() -> int:
     with open(WARDEN_WASM, "rb") as f:
         # The cases carry a fixed instant of 2023: replayed.
         guard = component.Guard(f.read(), config, storage, cache_dir=None, replay=True)
-    hooks = Hooks(FixedRuntime(guard))
+    # Once where a person can be asked (Hermes's approval gate), once where nobody can.
+    interactive, headless = Hooks(FixedRuntime(guard), can_ask=lambda: True), Hooks(FixedRuntime(guard), can_ask=lambda: False)
     os.environ["TERMINAL_CWD"] = fixture["cwd"]
     checks = Checks()
-    for case in fixture["cases"]:
+    for case, hooks, how in [(c, h, how) for c in fixture["cases"] for h, how in ((interactive, ""), (headless, " (headless)"))]:
         answer = hooks.pre_tool_call(tool_name=case["tool"], args=case["args"], session_id="", tool_call_id="x")
         decision, rule = decided(answer)
         expect = case["expect"]
@@ -69,7 +74,7 @@ def main() -> int:
                 "cwd": fixture["cwd"], "derived_paths": [],
             })
             rule = verdict["rule"]
-        name = f"{case['tool']} {json.dumps(case['args'])[:60]} -> {expect['decision']} by {expect['rule']}"
+        name = f"{case['tool']} {json.dumps(case['args'])[:60]} -> {expect['decision']} by {expect['rule']}{how}"
         got = (decision, rule)
         checks.run(name, lambda got=got, expect=expect: check(got == (expect["decision"], expect["rule"]), f"got {got[0]} by {got[1]}"))
     print(f"cross-adapter: {len(fixture['cases'])} cases through the Hermes plugin")

@@ -518,6 +518,48 @@ def the_person_says_stop_and_the_next_tool_call_is_refused():
         write_policy(POLICY)
 
 
+def an_ask_nobody_can_answer_is_pending_and_the_retry_after_approval_is_allowed():
+    """A headless run (no HERMES_INTERACTIVE, no gateway, as a script or a
+    one-shot run): Warden asks for web_search; nobody can answer here, so the
+    plugin answers at once, the tool does not run, and the model is told the
+    approval key, how a person approves and to retry then. The person's
+    approval is recorded in the same database (record-approval, as `warden
+    approve` records it); the retried call is allowed by memory.allow."""
+    os.environ["SEARXNG_URL"] = SEARCH_URL
+    session, query = "e2e-headless", "headless approvals"
+    try:
+        check(not os.environ.get("HERMES_INTERACTIVE") and not os.environ.get("HERMES_GATEWAY_SESSION"),
+              "this process is headless: nobody can be asked")
+        before, searched = counters(), len(mock_search.queries())
+        started = time.monotonic()
+        reply, results, _ = turn(session, "", message=f"SEARCH: {query}", toolsets=("web",))
+        took = time.monotonic() - started
+        d = delta(before, counters())
+        print(f"       model received ({took:.1f} s): {results}")
+        check(d.get("tools.ask.tools.ask-kind") == 1, f"Warden answered ask by tools.ask-kind ({d})")
+        check(mock_search.queries()[searched:] == [], "the tool did not run")
+        held = [r for r in results if "Warden is holding this call" in r]
+        check(len(held) == 1, "the model was told the call waits for a person's approval")
+        key = held[0].split("Approval key: ", 1)[1].split(" ", 1)[0] if held else ""
+        check(key.startswith("t2:s:") and f"--key '{key}' --scope session --session '{session}'" in held[0],
+              f"naming the approval key and the exact `warden approve` command ({key})")
+        check("warden asks" in held[0] and "retry exactly the same call" in held[0], "and how a person approves, and to retry then")
+        check(took < 30, f"answered at once, not after Hermes's 60 s approval timeout ({took:.1f} s)")
+
+        # A person approves (the record lands in the database the plugin uses).
+        guard().record_approval({"key": key, "allow": True, "scope": "session", "session_id": session, "call_id": None,
+                                 "now_ms": int(time.time() * 1000), "idempotency_key": None})
+        before, searched = counters(), len(mock_search.queries())
+        reply, results, _ = turn(session, "", message=f"SEARCH: {query}", toolsets=("web",))
+        d = delta(before, counters())
+        print(f"       after approval: {results}")
+        check(d.get("tools.allow.memory.allow") == 1 and not any(k.startswith("tools.ask.") for k in d),
+              f"the retried call is allowed by memory.allow ({d})")
+        check(mock_search.queries()[searched:] == [query], "and the tool ran")
+    finally:
+        os.environ.pop("SEARXNG_URL", None)
+
+
 def fail_closed_when_warden_cannot_start():
     env = dict(os.environ, WARDEN_CONFIG=os.path.join(WORK, "no-such-warden.json"))
     out = subprocess.run([sys.executable, SCRIPT, WORK, "--fail-closed-child"], env=env, capture_output=True, text=True, timeout=240)
@@ -551,6 +593,7 @@ if __name__ == "__main__":
     CHECKS.run("the policy reloads when its file changes; an invalid edit keeps the previous one", policy_reloads_when_the_file_changes)
     CHECKS.run("context: the person says stop; the next tool call of the session is refused by context.user-stop", the_person_says_stop_and_the_next_tool_call_is_refused)
     CHECKS.run("provenance: post_tool_call records what the terminal printed; a fetch of a host seen only there is refused, one the person named is not", provenance_of_a_destination_decides_the_next_call)
+    CHECKS.run("ask in a headless run: answered at once, pending with its key; the retried call after approval is allowed by memory.allow", an_ask_nobody_can_answer_is_pending_and_the_retry_after_approval_is_allowed)
     try:
         CHECKS.run("the real Hermes gateway (API server) pins the reply to its conversation", real_gateway_pins_the_conversation)
         CHECKS.run("ask: a web_search call is approved through the gateway, recorded for the session, then allowed by memory; another call is asked again", ask_is_answered_through_the_gateway)

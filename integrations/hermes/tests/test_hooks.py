@@ -56,7 +56,7 @@ def ask(scope):
 
 def answered(scope_offered, choice):
     g = RecordingGuard(ask(scope_offered))
-    h = Hooks(FixedRuntime(g))
+    h = Hooks(FixedRuntime(g), can_ask=lambda: True)
     out = h.pre_tool_call(tool_name="terminal", args={"command": "curl x"}, session_id="s1", tool_call_id="call-7")
     h.post_approval_response(pattern_key="plugin_rule:" + out["rule_key"], choice=choice)
     return out, g.approvals
@@ -202,6 +202,65 @@ def a_result_that_cannot_be_recorded_still_reaches_the_model():
     check(Hooks(Down()).post_tool_call(tool_name="read_inbox", result="x", session_id="s1") is None,
           "nor does a guard that cannot start")
 
+class SettingsRuntime(FixedRuntime):
+    def __init__(self, guard, headless_ask):
+        super().__init__(guard)
+        import dataclasses
+
+        from warden_plugin import settings
+
+        self.settings = dataclasses.replace(settings.load(), config_path="/etc/w.json", db_path="/var/w.db",
+                                            headless_ask=headless_ask)
+
+
+def asks_nobody_can_answer_are_answered_at_once():
+    for scope, flag in [("session", "--session 's1'"), ("once", "--call 'call-7'"), ("always", "--scope always")]:
+        g = RecordingGuard(ask(scope))
+        h = Hooks(SettingsRuntime(g, "pending"), can_ask=lambda: False)
+        out = h.pre_tool_call(tool_name="terminal", args={"command": "curl x"}, session_id="s1", tool_call_id="call-7")
+        print(f"       {scope}: {out['message']}")
+        check(out["action"] == "block", f"pending ({scope}): blocked at once, no approval gate to wait on: {out}")
+        m = out["message"]
+        check("exec.network" in m and "t1:abc" in m and f"scope {scope}" in m, "the message names the rule, the approval key and the scope")
+        check("warden asks" in m and "warden serve" in m and "retry exactly the same call" in m, "and how a person approves, and to retry then")
+        check(f"warden approve --config /etc/w.json --db /var/w.db --key 't1:abc' --scope {scope}" in m and flag in m,
+              f"with the exact approve command for this database ({flag})")
+        check(h._asks == {} and g.approvals == [], "nothing is recorded: the approval is the person's")
+    g = RecordingGuard(ask("session"))
+    out = Hooks(SettingsRuntime(g, "deny"), can_ask=lambda: False).pre_tool_call(tool_name="terminal", args={}, session_id="s1")
+    check(out["action"] == "block" and "headless_ask is deny" in out["message"] and "Do not retry" in out["message"],
+          f"headless_ask deny: refused at once: {out}")
+    out = Hooks(SettingsRuntime(g, "pending"), can_ask=lambda: True).pre_tool_call(tool_name="terminal", args={}, session_id="s1")
+    check(out["action"] == "approve", "where a person can be asked, Hermes's approval gate asks")
+
+
+def a_one_shot_cli_run_cannot_ask_an_interactive_one_can():
+    import os
+
+    from tools.terminal_tool import set_approval_callback
+    from warden_plugin.hooks import can_ask
+
+    class Cli:  # Hermes's CLI keeps its prompt_toolkit application in `_app`; `-q` never starts one
+        def __init__(self, app):
+            self._app = app
+
+        def _approval_callback(self, *a, **k):
+            return "deny"
+
+    saved = os.environ.pop("HERMES_INTERACTIVE", None)
+    try:
+        check(not can_ask(), "a script without HERMES_INTERACTIVE cannot ask")
+        os.environ["HERMES_INTERACTIVE"] = "1"
+        set_approval_callback(Cli(None)._approval_callback)
+        check(not can_ask(), "`hermes chat -q` (HERMES_INTERACTIVE=1, the CLI's prompt not running) cannot ask")
+        set_approval_callback(Cli(object())._approval_callback)
+        check(can_ask(), "the interactive CLI, its prompt running, can")
+    finally:
+        set_approval_callback(None)
+        os.environ.pop("HERMES_INTERACTIVE", None)
+        if saved is not None:
+            os.environ["HERMES_INTERACTIVE"] = saved
+
 
 if __name__ == "__main__":
     c = Checks()
@@ -210,6 +269,8 @@ if __name__ == "__main__":
     c.run("ask: approve directive, rule key bound to the offered scope", approve_directive_and_rule_keys)
     c.run("ask: an answer is recorded for no longer than Warden offered", answers_never_outlive_the_offer)
     c.run("ask: other approvals are left alone", other_plugins_approvals_are_ignored)
+    c.run("ask nobody can answer: answered at once, pending with the key or denied", asks_nobody_can_answer_are_answered_at_once)
+    c.run("ask: a one-shot CLI run cannot ask, an interactive one can", a_one_shot_cli_run_cannot_ask_an_interactive_one_can)
     c.run("deny and plugin failure become blocks; turns fail open", deny_and_failure_become_blocks)
     c.run("requests carry this process's clock whatever time Hermes passes", requests_carry_this_processs_clock_whatever_time_hermes_passes)
     c.run("delegation chains resolve to the root session", delegation_chains_resolve_to_the_root)

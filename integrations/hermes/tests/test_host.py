@@ -378,11 +378,15 @@ def http_gateway():
 # sandbox ---------------------------------------------------------------------
 def sandbox_survives_a_hostile_guest():
     g = guard({}, wasm=HOSTILE_WASM, fuel=200_000_000, memory_bytes=32 << 20)
+    said = {"spin": "ran out of its fuel budget of 200,000,000 instructions", "hoard": "hit its memory cap of 32 MiB",
+            "crash": "internal error (unreachable)"}
     for tool, what in [("spin", "an endless loop"), ("hoard", "unbounded allocation"), ("crash", "a trap")]:
         started = time.monotonic()
         v = g.check_tool_call(tool_call(tool, {}))
         print(f"       {tool}: {v['reason']} ({time.monotonic() - started:.2f} s)")
         check((v["decision"], v["rule"]) == ("deny", component.GUEST_FAILURE_RULE), f"{what} -> deny by {component.GUEST_FAILURE_RULE}")
+        check(said[tool] in v["reason"] and "\n" not in v["reason"] and "backtrace" not in v["reason"],
+              f"and the reason says so in one line: {said[tool]}")
         v = g.check_tool_call(tool_call("fine", {}))
         check((v["decision"], v["rule"]) == ("allow", "hostile.ok"), "the next call runs on a fresh instance")
     turn = {"run_id": None, "session_id": "s1", "now_ms": NOW,
@@ -469,6 +473,49 @@ def self_protection_and_authenticated_keys():
     check(g.check_tool_call(tool_call("terminal", {"command": 'rm -rf "$TARGET"'}))["rule"] == "memory.allow", "the genuine key works")
 
 
+def start_up_failures_say_in_one_line_what_is_wrong_with_which_file():
+    from warden_plugin import runtime, settings
+
+    work = tempfile.mkdtemp(prefix="warden-hermes-start-", dir=TMP)
+    config = os.path.join(work, "warden.json")
+    with open(config, "w") as f:
+        f.write("{}")
+    files = {}
+    for name, data in [("random.wasm", os.urandom(4096)), ("core.wasm", b"\0asm\x01\x00\x00\x00"), ("empty.wasm", b""),
+                       ("text.wasm", b"(component)")]:
+        files[name] = os.path.join(work, name)
+        with open(files[name], "wb") as f:
+            f.write(data)
+
+    def start(component_path, config_path=config, **kw):
+        s = settings.Settings(config_path=config_path, db_path=os.path.join(work, f"w{time.monotonic_ns()}.db"),
+                              component_path=component_path, cache_dir=None,
+                              fuel=kw.get("fuel", component.DEFAULT_FUEL), memory_bytes=kw.get("memory", 64 << 20))
+        try:
+            runtime.Runtime()._start(s)
+        except runtime.Unavailable as e:
+            return str(e)
+        return "started"
+
+    bad_config = os.path.join(work, "bad.json")
+    with open(bad_config, "w") as f:
+        f.write('{"tools": {"enabled": "yes"}, "nope": 1}')
+    cases = [
+        ("a component of random bytes", start(files["random.wasm"]), files["random.wasm"], "is not WebAssembly (it starts with bytes"),
+        ("a core module", start(files["core.wasm"]), files["core.wasm"], "a core WebAssembly module, not a component"),
+        ("an empty file", start(files["empty.wasm"]), files["empty.wasm"], "it is empty"),
+        ("WebAssembly text", start(files["text.wasm"]), files["text.wasm"], "WebAssembly text"),
+        ("an exhausted fuel budget", start(WARDEN_WASM, fuel=1_000), WARDEN_WASM, "ran out of its fuel budget of 1,000 instructions"),
+        ("a guest out of memory", start(WARDEN_WASM, memory=1 << 20), WARDEN_WASM, "memory cap of 1 MiB"),
+        ("an invalid configuration", start(WARDEN_WASM, config_path=bad_config), bad_config, "is invalid ("),
+    ]
+    for what, said, path, expected in cases:
+        print(f"       {what}: {said}")
+        check(expected in said and path in said, f"{what}: says what is wrong ({expected!r}) and names {os.path.basename(path)}")
+        check("\n" not in said and "backtrace" not in said and "utf-8" not in said, f"{what}: in one line, no decoder message or backtrace")
+    check(start(WARDEN_WASM) == "started", "the real component with the same settings starts")
+
+
 if __name__ == "__main__":
     c = Checks()
     c.run("storage: compare-and-swap honours each condition", storage_compare_and_swap)
@@ -485,6 +532,7 @@ if __name__ == "__main__":
     c.run("component: the compiled artifact is cached", compiled_component_is_cached)
     c.run("http: allow-list, credentials, headers, caps, redirects, deadline, send-all", http_gateway)
     c.run("sandbox: fuel, memory cap and traps are contained", sandbox_survives_a_hostile_guest)
+    c.run("start-up failures say in one line what is wrong, with which file", start_up_failures_say_in_one_line_what_is_wrong_with_which_file)
     c.run("pool: concurrent checks run on separate instances", concurrent_calls_use_separate_instances)
     c.run("self-protection: warden's files, database and commands; authenticated approval keys", self_protection_and_authenticated_keys)
     sys.exit(c.done())

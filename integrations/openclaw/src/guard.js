@@ -237,7 +237,15 @@ export class Guard {
         return;
       case "trap":
         slot.dead = true;
-        this.#settle(slot).reject(new GuestFailure(`it trapped: ${msg.message}`));
+        // An out-of-bounds access is the guest runtime's own trap for an
+        // allocation the memory cap refused (crates/guest-rt).
+        this.#settle(slot).reject(
+          new GuestFailure(
+            /out of bounds memory access|memory access out of bounds/.test(msg.message)
+              ? `it trapped: it hit its memory cap of ${Math.floor(this.memoryBytes / 1048576)} MiB (${msg.message})`
+              : `it trapped: ${msg.message}`,
+          ),
+        );
         return;
       default:
     }

@@ -67,12 +67,49 @@ function hookTimeout(api, hook, fallback) {
   return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
+const WARNED = Symbol.for("warden.openclaw.hostControlsWarned");
+
+/**
+ * The host controls Warden needs that OpenClaw's configuration leaves out,
+ * each as one sentence: what is missing and what it costs. OpenClaw drops the
+ * affected registrations with at most a line of its own, and in
+ * `openclaw agent --local` without any, so the plugin says so in every mode.
+ */
+export function missingHostControls(config, id = PLUGIN_ID) {
+  const hooks = config?.plugins?.entries?.[id]?.hooks ?? {};
+  const missing = [];
+  if (hooks.allowConversationAccess !== true) {
+    missing.push(
+      `plugins.entries.${id}.hooks.allowConversationAccess is not true: OpenClaw drops Warden's before_prompt_build and agent_end hooks, so replies are not pinned and safety scenarios are not checked (set it to true)`,
+    );
+  }
+  if (hooks.allowPromptInjection === false) {
+    missing.push(`plugins.entries.${id}.hooks.allowPromptInjection is false: Warden's safety text cannot be added to a turn (remove it)`);
+  }
+  return missing;
+}
+
+function warnMissingHostControls(api, logger) {
+  globalThis[WARNED] ??= new Set();
+  const id = api.id ?? PLUGIN_ID;
+  const hooks = JSON.stringify(api.config?.plugins?.entries?.[id]?.hooks ?? {});
+  for (const m of missingHostControls(api.config, id)) {
+    // Once per process and configuration, however often OpenClaw registers the plugin.
+    if (globalThis[WARNED].has(`${hooks}\n${m}`)) continue;
+    globalThis[WARNED].add(`${hooks}\n${m}`);
+    logger?.warn?.(`warden: ${m}`);
+  }
+}
+
 function register(api) {
   if (typeof api.on !== "function") return;
   const env = process.env;
   const logger = api.logger;
+  warnMissingHostControls(api, logger);
   const configText = JSON.stringify(api.pluginConfig ?? {});
+  const asks = map.askMode(env, process.argv, logger);
   let guard;
+  let guardDb;
 
   // The guard for this registration, started on first use. A new `full`
   // registration with another configuration (a hot reload) replaces the old
@@ -81,6 +118,7 @@ function register(api) {
     if (guard) return guard;
     const stateDir = api.runtime?.state?.resolveStateDir?.(env) ?? path.join(env.HOME ?? ".", ".openclaw");
     const dbPath = env.WARDEN_DB ?? path.join(stateDir, "warden", "warden.db");
+    guardDb = dbPath;
     const key = `${dbPath}\n${configText}`;
     const guards = registry();
     guard = guards.get(key);
@@ -190,10 +228,17 @@ function register(api) {
         };
       }
       logHostVerdict(logger, `tool ${call.toolName}`, verdict);
-      return map.toolResult(verdict, call, (answer) =>
-        g.call("policy.recordApproval", { ...answer, nowMs: BigInt(now()) }).catch((e) => {
-          logger?.error?.(`warden: could not record the answer to ${verdict.rule}: ${e.message}`);
-        }),
+      if (verdict.decision === "ask" && asks !== "approval") {
+        logger?.warn?.(`warden: ask ${asks} (${verdict.rule}, key ${verdict.approvalKey}): nobody can answer it in this run`);
+      }
+      return map.toolResult(
+        verdict,
+        call,
+        (answer) =>
+          g.call("policy.recordApproval", { ...answer, nowMs: BigInt(now()) }).catch((e) => {
+            logger?.error?.(`warden: could not record the answer to ${verdict.rule}: ${e.message}`);
+          }),
+        { asks, dbPath: guardDb },
       );
     },
     { priority: PRIORITY },

@@ -294,14 +294,60 @@ export function refusalText(verdict) {
 const SCOPE_TEXT = { once: "this call only", session: "the rest of this session", always: "until the policy changes" };
 const SEVERITY = { low: "info", medium: "warning", high: "critical", critical: "critical" };
 
+/** What an `ask` becomes: OpenClaw's `requireApproval`, or, where nobody can answer it, `pending` or `deny`. */
+export const ASK_MODES = ["approval", "pending", "deny"];
+
+/**
+ * How asks are answered in this process: `WARDEN_ASKS` when it names one of
+ * ASK_MODES; else `pending` in `openclaw agent --local` (a headless run, where
+ * OpenClaw's approval fails closed at once and nobody is asked); else
+ * `approval`. An invalid `WARDEN_ASKS` is reported and ignored.
+ */
+export function askMode(env, argv, logger) {
+  const set = env?.WARDEN_ASKS;
+  if (set !== undefined && set !== "") {
+    if (ASK_MODES.includes(set)) return set;
+    logger?.warn?.(`warden: WARDEN_ASKS must be one of ${ASK_MODES.join(", ")}, got ${JSON.stringify(set)}; ignored`);
+  }
+  const args = Array.isArray(argv) ? argv : [];
+  return args.includes("agent") && args.includes("--local") ? "pending" : "approval";
+}
+
+const quote = (s) => `'${String(s).replaceAll("'", "'\\''")}'`;
+
+/**
+ * The tool result of an ask nobody can answer in this run: `pending` leaves it
+ * to a person and tells the model the approval key, how a person approves it
+ * and to retry the same call then (which `memory.allow` allows once approved);
+ * `deny` refuses it.
+ */
+export function unaskableText(verdict, call, mode, dbPath) {
+  if (mode === "deny" || !verdict.approvalKey) {
+    const why = mode === "deny" ? "WARDEN_ASKS is deny" : "the ask carries no approval key";
+    return `Warden refused this tool call (rule ${verdict.rule}, risk ${verdict.risk}): it needs a person's approval (${verdict.reason}) and nobody can be asked in this run (${why}). Do not retry it.`;
+  }
+  const scope = verdict.scope ?? "once";
+  let approve = `warden approve --config <your Warden configuration> --db ${quote(dbPath ?? "<the plugin's database>")} --key ${quote(verdict.approvalKey)} --scope ${scope}`;
+  if (scope === "session" && call.sessionId) approve += ` --session ${quote(call.sessionId)}`;
+  else if (scope === "once" && call.callId) approve += ` --call ${quote(call.callId)}`;
+  return (
+    `Warden is holding this tool call for a person's approval (rule ${verdict.rule}, risk ${verdict.risk}: ${verdict.reason}); ` +
+    `nobody can be asked in this run, so it did not run. Approval key: ${verdict.approvalKey} (scope ${scope}). ` +
+    "Tell the user it waits for approval: a person approves it in `warden asks` or the inbox page of `warden serve`, " +
+    `or with \`${approve}\`. Once it is approved, retry exactly the same call and it will be allowed; do not retry before that.`
+  );
+}
+
 /**
  * before_tool_call result for a verdict: nothing for allow, `block` for deny,
- * `requireApproval` for ask. `record(answer)` is called with the person's
+ * `requireApproval` for ask (or, with an ask mode other than `approval`, a
+ * `block` saying so at once). `record(answer)` is called with the person's
  * answer as a WIT `approval` minus `nowMs`.
  */
-export function toolResult(verdict, call, record) {
+export function toolResult(verdict, call, record, { asks = "approval", dbPath } = {}) {
   if (verdict.decision === "deny") return { block: true, blockReason: refusalText(verdict) };
   if (verdict.decision !== "ask") return undefined;
+  if (asks !== "approval") return { block: true, blockReason: unaskableText(verdict, call, asks, dbPath) };
   const scope = verdict.scope ?? "once";
   const remembered = scope !== "once";
   const allowedDecisions = remembered ? ["allow-once", "allow-always", "deny"] : ["allow-once", "deny"];

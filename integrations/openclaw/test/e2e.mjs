@@ -292,11 +292,62 @@ const selected = (name) => !opts.only || opts.only.split(",").includes(name);
 
 console.log(`Warden OpenClaw end-to-end test (model ${model.url}, telegram ${telegram.apiRoot}, classifier ${classifier.url})`);
 
-console.log("\n--- install: the packed plugin, as the README tells a user");
+/**
+ * The shell blocks of the plugin's README marked `<!-- e2e: run -->` (the
+ * line before the fence), in order: the steps from a built checkout to a
+ * configured plugin, run as written.
+ */
+function readmeBlocks() {
+  const text = fs.readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const blocks = [];
+  const re = /<!-- e2e: run -->\s*\n\s*```sh\n([\s\S]*?)\n\s*```/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) blocks.push(m[1].split("\n").map((l) => l.trim()).join("\n"));
+  return blocks;
+}
+
+function shell(script, logName) {
+  const repo = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../..");
+  // `openclaw` is the pinned runtime under test, on Node 24.
+  const bin = path.join(opts.work, "bin");
+  fs.mkdirSync(bin, { recursive: true });
+  fs.writeFileSync(path.join(bin, "openclaw"), `#!/bin/sh\nexec "${process.execPath}" "${opts.openclaw}" "$@"\n`, { mode: 0o755 });
+  return new Promise((resolve) => {
+    const child = spawn("bash", ["-euo", "pipefail", "-c", script], {
+      env: {
+        ...env,
+        PATH: `${bin}:${path.dirname(process.execPath)}:${process.env.PATH}`,
+        // The test's HOME is a fresh folder; cargo and rustup keep the machine's.
+        CARGO_HOME: process.env.CARGO_HOME ?? path.join(process.env.HOME ?? "", ".cargo"),
+        RUSTUP_HOME: process.env.RUSTUP_HOME ?? path.join(process.env.HOME ?? "", ".rustup"),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+      cwd: repo,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), TURN_TIMEOUT_MS);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      fs.writeFileSync(path.join(dirs.logs, `${logName}.stdout`), stdout);
+      fs.writeFileSync(path.join(dirs.logs, `${logName}.stderr`), stderr);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+console.log("\n--- install: the README's steps, run as written (package, install, configure)");
 {
-  const run = await openclaw(["plugins", "install", `npm-pack:${opts.plugin}`, "--force", "--accept-capabilities"], "install");
-  check(run.code === 0, "openclaw plugins install exits 0", run.stderr.slice(-2000));
-  check(readConfig().plugins?.entries?.warden?.enabled === true, "the install enabled plugins.entries.warden");
+  const blocks = readmeBlocks();
+  check(blocks.length === 2, "the README marks its two setup blocks (package and install; configure)", blocks.length);
+  for (const [i, block] of blocks.entries()) {
+    const run = await shell(block, `readme-${i + 1}`);
+    check(run.code === 0, `README block ${i + 1} ran: ${block.split("\n")[0]}`, `${run.stdout.slice(-800)}\n${run.stderr.slice(-2000)}`);
+  }
+  const entry = readConfig().plugins?.entries?.warden;
+  check(entry?.enabled === true, "the plugin is installed and enabled in openclaw.json");
+  check(entry?.hooks?.allowConversationAccess === true && entry?.config?.pin?.ttlMinutes === 15, "with conversation access and Warden's configuration, as the README's patch command sets them", JSON.stringify(entry));
 }
 
 if (selected("schema")) {
@@ -358,6 +409,14 @@ if (selected("gateway")) {
     pin: { tools: [{ name: "exec", kind: "new-chat" }] },
   };
   await withGateway("gateway", config, async (log) => {
+    const plain = () => log.text.replace(/\x1b\[[0-9;]*m/g, "");
+    // Nobody has written yet: a report now comes from the Gateway's start, not from a hook.
+    const reported = await until(() => /warden: configured \(policy/.test(plain()), 30_000);
+    check(
+      reported && !/Inbound message/.test(plain()),
+      "the Gateway validated and reported Warden's configuration at start, before any message arrived",
+      plain().slice(-1500),
+    );
     console.log("  Alice (approved for the payroll scenario) asks for a tidy-up; the model calls exec");
     const a = await personWrites("Please tidy up the workspace.", { toolCalls: [{ name: "exec", arguments: { command: `touch ${marker}` } }] });
     check(a.done, "the Gateway ran a turn for Alice's message");
@@ -437,10 +496,14 @@ if (selected("exec")) {
   check(fs.existsSync(harmless), "`echo reboot later` inside the workspace ran (plain words do not trip a rule)", results[1]);
   check(!fs.existsSync(outside), "the write outside the workspace did not run");
   check(
-    /approval/i.test(results[2] ?? "") && /path\.outside-workspace/.test(t.stderr.replace(/\x1b\[[0-9;]*m/g, "")),
-    "Warden asked (rule path.outside-workspace) and OpenClaw, with nobody to approve in a headless run, refused the call",
+    /^Warden is holding this tool call for a person's approval \(rule path\.outside-workspace/.test(results[2] ?? "") &&
+      /Approval key: \S+ \(scope \w+\)/.test(results[2]) &&
+      /warden approve --config .* --db '[^']+warden\.db' --key '[^']+' --scope/.test(results[2]) &&
+      /retry exactly the same call/.test(results[2]),
+    "Warden asked (rule path.outside-workspace); in `openclaw agent --local` nobody can approve, so the plugin held the call at once and told the model the approval key, how a person approves and to retry then",
     results[2],
   );
+  check(/ask pending \(path\.outside-workspace, key /.test(t.stderr.replace(/\x1b\[[0-9;]*m/g, "")), "and logged the pending ask with its key", t.stderr.slice(-1500));
 }
 
 if (selected("safety")) {

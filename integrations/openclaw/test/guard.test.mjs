@@ -138,7 +138,7 @@ test("a_hoarding_guest_is_stopped_by_the_memory_cap_not_the_deadline", async () 
   const hoarded = await g.checkToolCall(call("hoard"));
   assert.equal(hoarded.decision, "deny");
   assert.equal(hoarded.rule, GUEST_FAILURE_RULE);
-  assert.match(hoarded.reason, /trapped/);
+  assert.match(hoarded.reason, /trapped: it hit its memory cap of 32 MiB/);
   assert.ok(Date.now() - started < 10_000, "the cap, not the 20 s deadline, stopped it");
   assert.equal((await g.checkToolCall(call("fine"))).rule, "hostile.ok");
   await g.close();

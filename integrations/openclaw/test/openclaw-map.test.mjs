@@ -241,3 +241,42 @@ test("a_tool_result_of_any_shape_becomes_text", () => {
   assert.equal(failed.isError, true);
   assert.equal(failed.content, "exit 1");
 });
+
+test("an_ask_nobody_can_answer_is_blocked_at_once_naming_the_key_how_to_approve_and_to_retry", async () => {
+  const recorded = [];
+  const call = { toolName: "web_fetch", sessionId: "agent:main:s1", callId: "c" };
+  const ask = verdict({ decision: "ask", rule: "tools.ask-kind", scope: "session", approvalKey: "t2:s:abc" });
+  const held = map.toolResult(ask, call, (a) => recorded.push(a), { asks: "pending", dbPath: "/st/warden.db" });
+  assert.equal(held.block, true, "blocked at once: no approval for OpenClaw to wait on or fail");
+  assert.equal(held.requireApproval, undefined);
+  for (const part of [
+    "Warden is holding this tool call for a person's approval (rule tools.ask-kind",
+    "Approval key: t2:s:abc (scope session)",
+    "`warden asks`",
+    "`warden serve`",
+    "warden approve --config <your Warden configuration> --db '/st/warden.db' --key 't2:s:abc' --scope session --session 'agent:main:s1'",
+    "retry exactly the same call",
+  ]) {
+    assert.ok(held.blockReason.includes(part), `${part} in: ${held.blockReason}`);
+  }
+  assert.deepEqual(recorded, [], "nothing is recorded: the approval is a person's");
+  const once = map.toolResult({ ...ask, scope: "once" }, { ...call, callId: "c'1" }, () => {}, { asks: "pending", dbPath: "/d" });
+  assert.ok(once.blockReason.includes("--scope once --call 'c'\\''1'"), `a quote in an ID is escaped for the shell: ${once.blockReason}`);
+  const denied = map.toolResult(ask, call, () => {}, { asks: "deny" });
+  assert.match(denied.blockReason, /^Warden refused this tool call \(rule tools\.ask-kind.*WARDEN_ASKS is deny\)\. Do not retry it\.$/);
+  assert.ok(map.toolResult(ask, call, () => {}, { asks: "approval" }).requireApproval, "approval: OpenClaw asks");
+});
+
+test("asks_are_pending_in_openclaw_agent_local_and_approvals_elsewhere_unless_WARDEN_ASKS_says", () => {
+  const warned = [];
+  const logger = { warn: (m) => warned.push(m) };
+  const node = ["/usr/bin/node", "/x/openclaw.mjs"];
+  assert.equal(map.askMode({}, [...node, "agent", "--local", "--agent", "main", "-m", "hi"]), "pending");
+  assert.equal(map.askMode({}, [...node, "gateway", "run"]), "approval");
+  assert.equal(map.askMode({}, undefined), "approval");
+  assert.equal(map.askMode({ WARDEN_ASKS: "pending" }, [...node, "gateway", "run"]), "pending");
+  assert.equal(map.askMode({ WARDEN_ASKS: "deny" }, [...node, "agent", "--local"]), "deny");
+  assert.equal(map.askMode({ WARDEN_ASKS: "approval" }, [...node, "agent", "--local"]), "approval");
+  assert.equal(map.askMode({ WARDEN_ASKS: "maybe" }, [...node, "agent", "--local"], logger), "pending");
+  assert.match(warned[0], /WARDEN_ASKS must be one of approval, pending, deny, got "maybe"; ignored/);
+});

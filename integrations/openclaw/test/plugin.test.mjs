@@ -120,3 +120,28 @@ test("a_tool_result_that_cannot_be_recorded_is_logged_and_changes_nothing", asyn
   assert.equal(out, undefined);
   assert.ok(p.lines.some((l) => l.startsWith("warn") && l.includes("the result of read was not recorded")), p.lines.join("\n"));
 });
+
+test("missing_host_controls_are_warned_about_in_every_registration_mode_once", async () => {
+  const { missingHostControls } = await import("../src/index.js");
+  assert.deepEqual(missingHostControls({ plugins: { entries: { warden: { hooks: { allowConversationAccess: true } } } } }), []);
+  const none = missingHostControls({});
+  assert.equal(none.length, 1);
+  assert.match(none[0], /^plugins\.entries\.warden\.hooks\.allowConversationAccess is not true: OpenClaw drops Warden's before_prompt_build and agent_end hooks/);
+  assert.match(missingHostControls({ plugins: { entries: { warden: { hooks: { allowConversationAccess: true, allowPromptInjection: false } } } } })[0], /allowPromptInjection is false/);
+  for (const mode of ["discovery", "full", "setup-only"]) {
+    const lines = [];
+    const api = {
+      id: "warden",
+      registrationMode: mode,
+      pluginConfig: {},
+      config: { plugins: { entries: { warden: { hooks: { timeouts: { before_tool_call: 4321 }, marker: mode } } } } },
+      runtime: { state: { resolveStateDir: () => fs.mkdtempSync(path.join(os.tmpdir(), "warden-plugin-")) } },
+      logger: { debug() {}, info() {}, warn: (m) => lines.push(m), error() {} },
+      on() {},
+    };
+    plugin.register(api);
+    plugin.register(api);
+    const warned = lines.filter((l) => l.includes("allowConversationAccess is not true"));
+    assert.equal(warned.length, 1, `${mode}: warned once, however often it registers: ${lines.join(" | ")}`);
+  }
+});
