@@ -29,7 +29,8 @@ fn config(dir: &Path) -> String {
         "gate": {"ownerOffset": "+00:00", "start": "00:00", "end": "24:00", "requireConsent": false,
             "minGapSeconds": 1, "templates": ["Your order has shipped."],
             "ledgerSecret": "fleet-ledger-secret-0123456789-0123456789"},
-        "audit": {}
+        "audit": {},
+        "context": {}
     });
     let path = dir.join("config.json");
     std::fs::write(&path, text.to_string()).expect("write config");
@@ -307,6 +308,10 @@ fn assert_fails_by_mode(agent: &ureq::Agent, addr: SocketAddr, what: &str) {
     assert!(took < OUTAGE_ANSWER_WITHIN, "{what}: took {took:?}");
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["proceed"], true, "{what}: inbound checks fail open: {answer}");
+    assert!(
+        answer.to_string().contains("storage-unavailable"),
+        "{what}: the turn says what it could not read: {answer}"
+    );
 }
 
 fn assert_recovered(agent: &ureq::Agent, addr: SocketAddr, what: &str) {
