@@ -270,7 +270,7 @@ fn four_gateways_on_one_postgres_record_every_acknowledged_send_once_see_an_opt_
 
     // One audit chain across the fleet.
     drop(servers);
-    let verify = warden_process(&["audit", "verify", "--config", &config, "--db", &url], "");
+    let verify = warden_process(&["audit", "verify", "--config", &config, "--storage", &url], "");
     eprintln!("fleet: audit verify: {}", verify.stdout.trim());
     assert_eq!(verify.code, 0, "{}\n{}", verify.stdout, verify.stderr);
     eprintln!("fleet: done in {:?}", started.elapsed());
@@ -388,7 +388,7 @@ fn a_stopped_killed_or_paused_database_gets_each_check_s_failure_mode_in_time_an
     assert_recovered(&agent, servers[0].addr, "paused");
     assert_recovered(&agent, servers[1].addr, "paused");
     drop(servers);
-    let verify = warden_process(&["audit", "verify", "--config", &config, "--db", &url], "");
+    let verify = warden_process(&["audit", "verify", "--config", &config, "--storage", &url], "");
     assert_eq!(verify.code, 0, "{}\n{}", verify.stdout, verify.stderr);
 }
 

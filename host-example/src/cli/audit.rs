@@ -46,8 +46,8 @@ pub(super) struct Trail {
     /// The Warden configuration (JSON) the component runs with.
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
-    /// The SQLite database that holds the trail.
-    #[arg(long, value_name = "FILE", default_value = "warden.db")]
+    /// The SQLite database that holds the trail, or `--storage postgres://…`.
+    #[arg(long, value_name = "FILE|URL", default_value = "warden.db", visible_alias = "storage")]
     db: PathBuf,
 }
 
