@@ -29,7 +29,8 @@ fn config(dir: &Path) -> String {
         "gate": {"ownerOffset": "+00:00", "start": "00:00", "end": "24:00", "requireConsent": false,
             "minGapSeconds": 1, "templates": ["Your order has shipped."],
             "ledgerSecret": "fleet-ledger-secret-0123456789-0123456789"},
-        "audit": {}
+        "audit": {},
+        "context": {}
     });
     let path = dir.join("config.json");
     std::fs::write(&path, text.to_string()).expect("write config");
@@ -269,7 +270,7 @@ fn four_gateways_on_one_postgres_record_every_acknowledged_send_once_see_an_opt_
 
     // One audit chain across the fleet.
     drop(servers);
-    let verify = warden_process(&["audit", "verify", "--config", &config, "--db", &url], "");
+    let verify = warden_process(&["audit", "verify", "--config", &config, "--storage", &url], "");
     eprintln!("fleet: audit verify: {}", verify.stdout.trim());
     assert_eq!(verify.code, 0, "{}\n{}", verify.stdout, verify.stderr);
     eprintln!("fleet: done in {:?}", started.elapsed());
@@ -307,6 +308,10 @@ fn assert_fails_by_mode(agent: &ureq::Agent, addr: SocketAddr, what: &str) {
     assert!(took < OUTAGE_ANSWER_WITHIN, "{what}: took {took:?}");
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["proceed"], true, "{what}: inbound checks fail open: {answer}");
+    assert!(
+        answer.to_string().contains("storage-unavailable"),
+        "{what}: the turn says what it could not read: {answer}"
+    );
 }
 
 fn assert_recovered(agent: &ureq::Agent, addr: SocketAddr, what: &str) {
@@ -383,7 +388,7 @@ fn a_stopped_killed_or_paused_database_gets_each_check_s_failure_mode_in_time_an
     assert_recovered(&agent, servers[0].addr, "paused");
     assert_recovered(&agent, servers[1].addr, "paused");
     drop(servers);
-    let verify = warden_process(&["audit", "verify", "--config", &config, "--db", &url], "");
+    let verify = warden_process(&["audit", "verify", "--config", &config, "--storage", &url], "");
     assert_eq!(verify.code, 0, "{}\n{}", verify.stdout, verify.stderr);
 }
 

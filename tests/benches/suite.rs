@@ -1154,7 +1154,8 @@ fn postgres_rows(plan: &Plan, flat: &[(String, String, Stats)], sqlite_serve: &V
     let per_check = stats(ns);
     let sqlite = flat.iter().find(|(name, way, _)| name == "typical" && way == "component+sqlite").map(|(_, _, s)| *s);
     let serve_url = pg.database("bench_serve");
-    let serve = serve_load_on(plan, &warden_tests::warden_binary(), Some(&serve_url));
+    let mut serve = serve_load_on(plan, &warden_tests::warden_binary(), Some(&serve_url));
+    serve["storage"] = json!("postgres");
     json!({
         "typical_call": {"component+postgres": stats_json(per_check), "component+sqlite": sqlite.map(stats_json)},
         "serve": {"postgres": serve, "sqlite": sqlite_serve},
