@@ -348,3 +348,36 @@ fn completions_and_the_man_page_come_from_the_real_argument_parser() {
     let help = home.run(&["--help"], "");
     assert!(!help.stdout.contains("completions") && !help.stdout.contains("\n  man "), "hidden from --help");
 }
+
+#[test]
+fn approve_takes_the_call_from_input_file_and_the_retried_call_is_allowed_by_the_remembered_answer() {
+    let home = Home::new();
+    home.write("work/warden.json", "{}");
+    let call =
+        r#"{"toolName": "WebFetch", "arguments": {"url": "https://example.com", "prompt": "p"}, "sessionId": "s1"}"#;
+    let file = home.write("call.json", call).display().to_string();
+    let asked = json(&home.run(&["check", "tool", "--input", &file], "").stdout);
+    assert_eq!(decided(&asked), ("ask", "tools.ask-kind"));
+    let out = home.run(&["approve", "--scope", "session", "--session", "s1", "--input", &file], "");
+    assert_eq!(out.code, EXIT_ANSWERED, "{}", out.stderr);
+    assert_eq!(json(&out.stdout)["key"], asked["approvalKey"]);
+    let batch = home.write("calls.jsonl", &format!("{call}\n{call}\n")).display().to_string();
+    let out = home.run(&["check", "tool", "--batch", "--input", &batch, "--fail-on", "ask"], "");
+    assert_eq!(out.code, EXIT_ANSWERED, "{}", out.stderr);
+    let lines: Vec<serde_json::Value> = out.stdout.lines().map(json).collect();
+    assert_eq!(lines.iter().map(decided).collect::<Vec<_>>(), [("allow", "memory.allow"), ("allow", "memory.allow")]);
+    let out = home.run(&["approve", "--scope", "session", "--input", &file], "");
+    assert_eq!(out.code, EXIT_INVALID, "the call is no longer waiting");
+    assert!(out.stderr.contains("not waiting for approval: allow by rule `memory.allow`"), "{}", out.stderr);
+}
+
+#[test]
+fn a_batch_line_longer_than_the_request_limit_stops_the_batch_with_its_line_number() {
+    let home = Home::new();
+    home.write("work/warden.json", "{}");
+    let long = format!("{CALENDAR}\n{}\n{CALENDAR}\n", " ".repeat(8 * 1024 * 1024 + 1));
+    let out = home.run(&["check", "tool", "--batch"], &long);
+    assert_eq!(out.code, EXIT_INVALID);
+    assert_eq!(out.stdout.lines().map(|l| decided(&json(l)).1.to_string()).collect::<Vec<_>>(), ["tools.allow"]);
+    assert!(out.stderr.contains("line 2: longer than 8388608 bytes"), "{}", out.stderr);
+}

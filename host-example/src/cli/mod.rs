@@ -48,7 +48,8 @@ const EXIT_CODES_HELP: &str = "Exit codes (every subcommand):
      (`check tool` and `check outbound` fail closed: treat it as a refusal; `check turn` fails open instead and
      answers `proceed: true` with outcome `failed` and rule `host.start-failure`, exit 0)
   2  bad input: an argument, the configuration or the request is invalid; one line names the field; nothing was written
-  3  `check --fail-on deny|ask`: the answer was printed and its decision meets the threshold;
+  3  `check --fail-on deny|ask`: the answer was printed and its decision meets the threshold
+     (`--batch`: any line's; else 2 when a line was refused, each refused line answered by an error object);
      `audit-config --fail-on RISK`: the findings were printed and one is that severe or more
      `scan`: the findings were printed and one is at or above `--fail-on` (default `high`)
   4  `audit verify`: the report was printed and the chain is broken; stderr names the first broken link
