@@ -381,3 +381,16 @@ fn a_batch_line_longer_than_the_request_limit_stops_the_batch_with_its_line_numb
     assert_eq!(out.stdout.lines().map(|l| decided(&json(l)).1.to_string()).collect::<Vec<_>>(), ["tools.allow"]);
     assert!(out.stderr.contains("line 2: longer than 8388608 bytes"), "{}", out.stderr);
 }
+
+#[test]
+fn hash_values_reads_the_values_from_input_file_exactly_as_from_stdin() {
+    let home = Home::new();
+    let key = home.write("key.txt", "a-listed-values-key-0123456789\n").display().to_string();
+    let values = home.write("values.txt", "ACME-1234\nproject falcon\n").display().to_string();
+    let from_stdin = home.run(&["hash-values", "--key-file", &key], "ACME-1234\nproject falcon\n");
+    assert_eq!(from_stdin.code, EXIT_ANSWERED, "{}", from_stdin.stderr);
+    let from_file = home.run(&["hash-values", "--key-file", &key, "--input", &values], "ignored\n");
+    assert_eq!(from_file.code, EXIT_ANSWERED, "{}", from_file.stderr);
+    assert_eq!(from_file.stdout, from_stdin.stdout);
+    assert!(!from_file.stdout.is_empty());
+}

@@ -351,6 +351,9 @@ enum Command {
         /// A file whose first line is the key (`dlp.listedValues.key`, 16 to 1024 characters).
         #[arg(long, value_name = "FILE")]
         key_file: PathBuf,
+        /// Read the values from this file instead of stdin (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
     },
     /// Report the settings of a runtime's configuration that weaken Warden or the agent's safety.
     AuditConfig {
@@ -876,7 +879,10 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         Command::Harden { target, path, dry_run } => harden::harden(&host, &target, path, dry_run, stdout),
         Command::Rollback { target, file, backup } => harden::rollback(&target, file, backup, stdout),
         Command::Demo { db } => demo::run(&host, db, stdout),
-        Command::HashValues { key_file } => listed::run(&key_file, stdin, stdout),
+        Command::HashValues { key_file, input } => {
+            let mut values = open_input(input.as_deref(), stdin)?;
+            listed::run(&key_file, &mut values, stdout)
+        }
     }
 }
 
