@@ -212,6 +212,8 @@ fn configuration_discovery_takes_warden_config_then_the_current_folder_then_the_
 
     let here = home.write("work/warden.json", "{\"pin\": {\"ttlMinutes\": 13}}");
     assert_eq!(found_version(&home).as_deref(), Ok(version_of(&home, &here).as_str()));
+    let validated = home.run(&["validate"], "");
+    assert_eq!(json(&validated.stdout)["policyVersion"].as_str(), Some(version_of(&home, &here).as_str()));
 
     let named = home.write("named.json", "{\"pin\": {\"ttlMinutes\": 14}}");
     let home = home.with("WARDEN_CONFIG", named.clone());

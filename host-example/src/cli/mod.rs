@@ -236,9 +236,9 @@ enum Command {
     },
     /// Validate a configuration and print what it enables, or every error.
     Validate {
-        /// The Warden configuration (JSON).
+        /// The Warden configuration (JSON) [default: found as for every command; see `--config` of `check`].
         #[arg(long, value_name = "FILE")]
-        config: PathBuf,
+        config: Option<PathBuf>,
     },
     /// Record a person's answer to an `ask`. The key comes from `--key`, or
     /// from checking the tool call read as JSON on stdin.
@@ -749,6 +749,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             print_json(stdout, &json::DiagnosticsJson::from(&report))
         }
         Command::Validate { config } => {
+            let config = paths::find_config(config.as_deref()).map_err(Failure::invalid)?;
             let text = read_config(&config)?;
             let dir = temp_dir()?;
             let runtime = start(&host, &text, &dir.path().join("validate.db"), Some(&config))?;
