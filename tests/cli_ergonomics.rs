@@ -212,6 +212,8 @@ fn configuration_discovery_takes_warden_config_then_the_current_folder_then_the_
 
     let here = home.write("work/warden.json", "{\"pin\": {\"ttlMinutes\": 13}}");
     assert_eq!(found_version(&home).as_deref(), Ok(version_of(&home, &here).as_str()));
+    let validated = home.run(&["validate"], "");
+    assert_eq!(json(&validated.stdout)["policyVersion"].as_str(), Some(version_of(&home, &here).as_str()));
 
     let named = home.write("named.json", "{\"pin\": {\"ttlMinutes\": 14}}");
     let home = home.with("WARDEN_CONFIG", named.clone());
@@ -347,4 +349,50 @@ fn completions_and_the_man_page_come_from_the_real_argument_parser() {
     assert!(man.stdout.contains(".TH warden 1"), "{}", &man.stdout[..man.stdout.len().min(200)]);
     let help = home.run(&["--help"], "");
     assert!(!help.stdout.contains("completions") && !help.stdout.contains("\n  man "), "hidden from --help");
+}
+
+#[test]
+fn approve_takes_the_call_from_input_file_and_the_retried_call_is_allowed_by_the_remembered_answer() {
+    let home = Home::new();
+    home.write("work/warden.json", "{}");
+    let call =
+        r#"{"toolName": "WebFetch", "arguments": {"url": "https://example.com", "prompt": "p"}, "sessionId": "s1"}"#;
+    let file = home.write("call.json", call).display().to_string();
+    let asked = json(&home.run(&["check", "tool", "--input", &file], "").stdout);
+    assert_eq!(decided(&asked), ("ask", "tools.ask-kind"));
+    let out = home.run(&["approve", "--scope", "session", "--session", "s1", "--input", &file], "");
+    assert_eq!(out.code, EXIT_ANSWERED, "{}", out.stderr);
+    assert_eq!(json(&out.stdout)["key"], asked["approvalKey"]);
+    let batch = home.write("calls.jsonl", &format!("{call}\n{call}\n")).display().to_string();
+    let out = home.run(&["check", "tool", "--batch", "--input", &batch, "--fail-on", "ask"], "");
+    assert_eq!(out.code, EXIT_ANSWERED, "{}", out.stderr);
+    let lines: Vec<serde_json::Value> = out.stdout.lines().map(json).collect();
+    assert_eq!(lines.iter().map(decided).collect::<Vec<_>>(), [("allow", "memory.allow"), ("allow", "memory.allow")]);
+    let out = home.run(&["approve", "--scope", "session", "--input", &file], "");
+    assert_eq!(out.code, EXIT_INVALID, "the call is no longer waiting");
+    assert!(out.stderr.contains("not waiting for approval: allow by rule `memory.allow`"), "{}", out.stderr);
+}
+
+#[test]
+fn a_batch_line_longer_than_the_request_limit_stops_the_batch_with_its_line_number() {
+    let home = Home::new();
+    home.write("work/warden.json", "{}");
+    let long = format!("{CALENDAR}\n{}\n{CALENDAR}\n", " ".repeat(8 * 1024 * 1024 + 1));
+    let out = home.run(&["check", "tool", "--batch"], &long);
+    assert_eq!(out.code, EXIT_INVALID);
+    assert_eq!(out.stdout.lines().map(|l| decided(&json(l)).1.to_string()).collect::<Vec<_>>(), ["tools.allow"]);
+    assert!(out.stderr.contains("line 2: longer than 8388608 bytes"), "{}", out.stderr);
+}
+
+#[test]
+fn hash_values_reads_the_values_from_input_file_exactly_as_from_stdin() {
+    let home = Home::new();
+    let key = home.write("key.txt", "a-listed-values-key-0123456789\n").display().to_string();
+    let values = home.write("values.txt", "ACME-1234\nproject falcon\n").display().to_string();
+    let from_stdin = home.run(&["hash-values", "--key-file", &key], "ACME-1234\nproject falcon\n");
+    assert_eq!(from_stdin.code, EXIT_ANSWERED, "{}", from_stdin.stderr);
+    let from_file = home.run(&["hash-values", "--key-file", &key, "--input", &values], "ignored\n");
+    assert_eq!(from_file.code, EXIT_ANSWERED, "{}", from_file.stderr);
+    assert_eq!(from_file.stdout, from_stdin.stdout);
+    assert!(!from_file.stdout.is_empty());
 }

@@ -48,7 +48,8 @@ const EXIT_CODES_HELP: &str = "Exit codes (every subcommand):
      (`check tool` and `check outbound` fail closed: treat it as a refusal; `check turn` fails open instead and
      answers `proceed: true` with outcome `failed` and rule `host.start-failure`, exit 0)
   2  bad input: an argument, the configuration or the request is invalid; one line names the field; nothing was written
-  3  `check --fail-on deny|ask`: the answer was printed and its decision meets the threshold;
+  3  `check --fail-on deny|ask`: the answer was printed and its decision meets the threshold
+     (`--batch`: any line's; else 2 when a line was refused, each refused line answered by an error object);
      `audit-config --fail-on RISK`: the findings were printed and one is that severe or more
      `scan`: the findings were printed and one is at or above `--fail-on` (default `high`)
   4  `audit verify`: the report was printed and the chain is broken; stderr names the first broken link
@@ -237,9 +238,9 @@ enum Command {
     },
     /// Validate a configuration and print what it enables, or every error.
     Validate {
-        /// The Warden configuration (JSON).
+        /// The Warden configuration (JSON) [default: found as for every command; see `--config` of `check`].
         #[arg(long, value_name = "FILE")]
-        config: PathBuf,
+        config: Option<PathBuf>,
     },
     /// Record a person's answer to an `ask`. The key comes from `--key`, or
     /// from checking the tool call read as JSON on stdin.
@@ -352,6 +353,9 @@ enum Command {
         /// A file whose first line is the key (`dlp.listedValues.key`, 16 to 1024 characters).
         #[arg(long, value_name = "FILE")]
         key_file: PathBuf,
+        /// Read the values from this file instead of stdin (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
     },
     /// Report the settings of a runtime's configuration that weaken Warden or the agent's safety.
     AuditConfig {
@@ -770,6 +774,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             print_json(stdout, &json::DiagnosticsJson::from(&report))
         }
         Command::Validate { config } => {
+            let config = paths::find_config(config.as_deref()).map_err(Failure::invalid)?;
             let text = read_config(&config)?;
             let dir = temp_dir()?;
             let runtime = start(&host, &text, &dir.path().join("validate.db"), Some(&config))?;
@@ -900,7 +905,10 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         Command::Harden { target, path, dry_run } => harden::harden(&host, &target, path, dry_run, stdout),
         Command::Rollback { target, file, backup } => harden::rollback(&target, file, backup, stdout),
         Command::Demo { db } => demo::run(&host, db, stdout),
-        Command::HashValues { key_file } => listed::run(&key_file, stdin, stdout),
+        Command::HashValues { key_file, input } => {
+            let mut values = open_input(input.as_deref(), stdin)?;
+            listed::run(&key_file, &mut values, stdout)
+        }
     }
 }
 
