@@ -7,11 +7,11 @@
 //! call answers with the failure mode of the check that was running: tool
 //! calls and outbound messages fail closed, inbound turns fail open.
 
+use crate::bindings::exports::warden::guard::asks::{AnsweredAsk, AskAnswer, AskError, PendingAsk};
 use crate::bindings::exports::warden::guard::policy::{
     Approval, ConfigReport, DiagnosticsReport, HostContext, Observation, OutboundMessage, OutcomeReport, PinState,
     ToolCall, ToolResult, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
 };
-use crate::bindings::exports::warden::guard::asks::{AnsweredAsk, AskAnswer, AskError, PendingAsk};
 use crate::bindings::exports::warden::guard::runtime_config::{AgentRuntime, ConfigFinding};
 use crate::bindings::warden::guard::types::{Decision, PolicyError, Risk, Verdict};
 use crate::bindings::{Guard, GuardPre, warden};

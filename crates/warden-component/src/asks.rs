@@ -64,7 +64,8 @@ impl Guest for Component {
     }
 
     fn answer(id: String, answer: AskAnswer) -> Result<AnsweredAsk, AskError> {
-        let answer = core::Answer { allow: answer.allow, scope: convert::scope_in(answer.scope), now_ms: answer.now_ms };
+        let answer =
+            core::Answer { allow: answer.allow, scope: convert::scope_in(answer.scope), now_ms: answer.now_ms };
         configured(|w| w.asks_answer(&ports::host(), &id, answer)).map(answered)
     }
 

@@ -426,7 +426,11 @@ impl Warden {
     }
 
     /// The inbox's recent answers, newest first.
-    pub fn asks_recent(&self, ports: &Ports<'_>, limit: u32) -> Result<Vec<crate::asks::Answered>, crate::asks::AskError> {
+    pub fn asks_recent(
+        &self,
+        ports: &Ports<'_>,
+        limit: u32,
+    ) -> Result<Vec<crate::asks::Answered>, crate::asks::AskError> {
         crate::asks::recent(ports.storage, limit)
     }
 

@@ -16,6 +16,8 @@ use std::io::Write;
 
 /// Asks `warden asks list` shows when no limit is given (the component's most).
 pub const DEFAULT_LIST_LIMIT: u32 = 64;
+/// Recent answers the service lists (the component's most).
+pub const RECENT_LIMIT: u32 = 50;
 
 #[derive(Subcommand, Debug)]
 pub(super) enum AsksCommand {
@@ -193,7 +195,10 @@ pub(super) fn run(host: &HostArgs, command: AsksCommand, stdout: &mut dyn Write)
                         plain(&j.tool_name),
                         j.rule,
                         j.risk,
-                        serde_json::to_value(j.scope).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+                        serde_json::to_value(j.scope)
+                            .ok()
+                            .and_then(|v| v.as_str().map(String::from))
+                            .unwrap_or_default(),
                         plain(j.agent_id.as_deref().unwrap_or("-")),
                         plain(j.session_id.as_deref().unwrap_or("-")),
                     ),
@@ -218,8 +223,7 @@ fn answer(
 ) -> Result<(), Failure> {
     let runtime = open(host, policy)?;
     let scope: ScopeJson = scope.into();
-    let answered = runtime
-        .asks_answer(id, AskAnswer { allow, scope: scope.into(), now_ms: json::now_ms() })
-        .map_err(failure)?;
+    let answered =
+        runtime.asks_answer(id, AskAnswer { allow, scope: scope.into(), now_ms: json::now_ms() }).map_err(failure)?;
     print_json(stdout, &serde_json::json!({ "answered": AnsweredAskJson::from(&answered) }))
 }

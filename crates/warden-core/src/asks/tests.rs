@@ -9,9 +9,7 @@ use std::string::ToString;
 const T0: u64 = 1_700_000_000_000;
 
 fn warden(scope: &str) -> crate::Warden {
-    configured(
-        &json!({"tools": {"askTools": ["deploy"], "rules": {"tools.ask-tool": {"scope": scope}}}}).to_string(),
-    )
+    configured(&json!({"tools": {"askTools": ["deploy"], "rules": {"tools.ask-tool": {"scope": scope}}}}).to_string())
 }
 
 fn call(args: serde_json::Value, now_ms: u64) -> ToolCall {
@@ -34,7 +32,14 @@ fn only_ask(env: &Env, now_ms: u64) -> PendingAsk {
     asks.into_iter().next().expect("one ask")
 }
 
-fn answer_with(w: &crate::Warden, env: &Env, id: &str, allow: bool, scope: Scope, now_ms: u64) -> Result<Answered, AskError> {
+fn answer_with(
+    w: &crate::Warden,
+    env: &Env,
+    id: &str,
+    allow: bool,
+    scope: Scope,
+    now_ms: u64,
+) -> Result<Answered, AskError> {
     w.asks_answer(&env.ports(), id, Answer { allow, scope, now_ms })
 }
 
