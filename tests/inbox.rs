@@ -145,6 +145,9 @@ fn an_ask_raised_by_a_tool_call_is_listed_answered_once_and_the_retry_is_allowed
     assert_eq!(recent["recent"][0]["id"].as_str(), Some(id.as_str()));
 }
 
+/// Method, path, token, body, expected status, text the answer must contain.
+type RouteCase = (&'static str, String, Option<&'static str>, Option<Value>, u16, &'static str);
+
 #[test]
 fn the_inbox_routes_need_the_token_and_refuse_forged_ids_and_broader_scopes() {
     let s = serve();
@@ -152,7 +155,7 @@ fn the_inbox_routes_need_the_token_and_refuse_forged_ids_and_broader_scopes() {
     let id = ask_id(&asked);
     let allow_once = json!({"answer": "allow", "scope": "once"});
     // (method, path, token, body, status, text the error must contain)
-    let cases: Vec<(&str, String, Option<&str>, Option<Value>, u16, &str)> = vec![
+    let cases: Vec<RouteCase> = vec![
         ("GET", "/v1/asks".into(), None, None, 401, "Bearer"),
         ("GET", "/v1/asks".into(), Some("wrong-token-0123456789"), None, 401, "Bearer"),
         ("POST", format!("/v1/asks/{id}"), None, Some(allow_once.clone()), 401, "Bearer"),
@@ -354,4 +357,65 @@ fn a_person_approves_an_ask_by_clicking_in_chromium_and_the_retried_call_is_allo
     assert_eq!(result["recent"][4], "once");
     let retried = check(&s, args);
     assert_eq!((retried["decision"].as_str(), retried["rule"].as_str()), (Some("allow"), Some("memory.allow")));
+}
+
+#[test]
+fn gate_routes_record_what_warden_gate_records_and_name_the_bad_field() {
+    let s = serve_config(r#"{"gate": {"ownerOffset": "+00:00", "templates": ["Thanks!"]}}"#);
+    let post = |path: &str, body: Value| {
+        let (status, answer, _) = send(&s, "POST", path, Some(TOKEN), Some(&body));
+        (status, answer)
+    };
+    // (path, body, status, text the answer must contain)
+    let cases: Vec<(&str, Value, u16, &str)> = vec![
+        (
+            "/v1/gate/consent",
+            json!({"channel": "sms", "recipient": "+15550001", "offset": "+01:00", "how": "form"}),
+            200,
+            "consent",
+        ),
+        ("/v1/gate/consent", json!({"channel": "sms"}), 400, "recipient"),
+        ("/v1/gate/consent", json!({"channel": "sms", "recipient": "+15550002", "offset": "+25:00"}), 400, "offset"),
+        ("/v1/gate/consent", json!({"channel": "sms", "recipient": "+15550002", "extra": 1}), 400, "extra"),
+        (
+            "/v1/gate/consent",
+            json!({"channel": "sms", "recipient": "+15550002", "idempotencyKey": "bad key!"}),
+            400,
+            "idempotency",
+        ),
+        ("/v1/gate/consent", json!({"channel": 7, "recipient": "+15550002"}), 400, "channel"),
+        ("/v1/gate/revoke", json!({"channel": "sms", "recipient": "+15550001"}), 200, "\"hadConsent\":true"),
+        ("/v1/gate/revoke", json!({"channel": "sms", "recipient": "+15550001"}), 200, "\"hadConsent\":false"),
+        ("/v1/gate/opt-out", json!({"recipient": "+15550003"}), 200, "optout"),
+        ("/v1/gate/opt-out", json!({}), 400, "recipient"),
+        (
+            "/v1/gate/variables",
+            json!({"channel": "sms", "recipient": "+15550004", "variables": {"name": "Ann"}}),
+            200,
+            "variables",
+        ),
+        (
+            "/v1/gate/variables",
+            json!({"channel": "sms", "recipient": "+15550004", "variables": ["name"]}),
+            400,
+            "variables",
+        ),
+        (
+            "/v1/gate/variables",
+            json!({"channel": "sms", "recipient": "+15550004", "variables": {"name": "Ann"}, "nowMs": 1}),
+            400,
+            "nowMs",
+        ),
+    ];
+    for (path, body, status, text) in cases {
+        let (got, answer) = post(path, body.clone());
+        assert_eq!(got, status, "{path} {body}: {answer}");
+        assert!(answer.to_string().contains(text), "{path} {body}: {answer}");
+    }
+    let (status, summary, _) = send(&s, "GET", "/v1/gate/status", Some(TOKEN), None);
+    assert_eq!(status, 200, "{summary}");
+    assert_eq!((summary["consents"].as_u64(), summary["optOuts"].as_u64()), (Some(0), Some(1)), "{summary}");
+    // Without the token nothing is recorded.
+    let (status, _, _) = send(&s, "POST", "/v1/gate/opt-out", None, Some(&json!({"recipient": "+15550009"})));
+    assert_eq!(status, 401);
 }

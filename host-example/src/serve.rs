@@ -77,6 +77,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/asks/{id}"),
     ("get", "/v1/asks/recent"),
     ("get", "/v1/gate/status"),
+    ("post", "/v1/gate/consent"),
+    ("post", "/v1/gate/opt-out"),
+    ("post", "/v1/gate/revoke"),
+    ("post", "/v1/gate/variables"),
 ];
 
 /// The approval inbox page and its script: static, holding no data, so they
@@ -448,6 +452,119 @@ async fn gate_status(State(state): State<Shared>) -> Result<Response, ApiError> 
     Ok(axum::Json(json::GateStatusJson::from(&status)).into_response())
 }
 
+/// `POST /v1/gate/consent`, as `warden gate consent` records it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ConsentJson {
+    channel: String,
+    recipient: String,
+    offset: Option<String>,
+    how: Option<String>,
+    now_ms: Option<u64>,
+    idempotency_key: Option<String>,
+}
+
+/// `POST /v1/gate/opt-out`, as `warden gate optout` records it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OptOutJson {
+    recipient: String,
+    now_ms: Option<u64>,
+    idempotency_key: Option<String>,
+}
+
+/// `POST /v1/gate/revoke`, as `warden gate revoke` records it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RevokeJson {
+    channel: String,
+    recipient: String,
+    now_ms: Option<u64>,
+    idempotency_key: Option<String>,
+}
+
+/// `POST /v1/gate/variables`, as `warden gate variables` records it: `variables` replaces the stored ones.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct VariablesJson {
+    channel: String,
+    recipient: String,
+    variables: std::collections::BTreeMap<String, String>,
+    now_ms: Option<u64>,
+    idempotency_key: Option<String>,
+}
+
+impl json::Timed for ConsentJson {
+    fn request_time(&self) -> (&'static str, Option<u64>) {
+        ("nowMs", self.now_ms)
+    }
+}
+impl json::Timed for OptOutJson {
+    fn request_time(&self) -> (&'static str, Option<u64>) {
+        ("nowMs", self.now_ms)
+    }
+}
+impl json::Timed for RevokeJson {
+    fn request_time(&self) -> (&'static str, Option<u64>) {
+        ("nowMs", self.now_ms)
+    }
+}
+impl json::Timed for VariablesJson {
+    fn request_time(&self) -> (&'static str, Option<u64>) {
+        ("nowMs", self.now_ms)
+    }
+}
+
+async fn gate_consent(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let r: ConsentJson = parse(&state, body)?;
+    let now = r.now_ms.unwrap_or_else(crate::json::now_ms);
+    let channel = r.channel.clone();
+    blocking(&state, move |rt| {
+        rt.gate(|g, s| {
+            let (offset, how, key) = (r.offset.as_deref(), r.how.as_deref(), r.idempotency_key.as_deref());
+            g.call_consent(s, &r.channel, &r.recipient, offset, how, now, key)
+        })
+    })
+    .await?
+    .map_err(call_error)?;
+    Ok(axum::Json(json!({"recorded": "consent", "channel": channel})).into_response())
+}
+
+async fn gate_opt_out(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let r: OptOutJson = parse(&state, body)?;
+    let now = r.now_ms.unwrap_or_else(crate::json::now_ms);
+    blocking(&state, move |rt| rt.gate(|g, s| g.call_opt_out(s, &r.recipient, now, r.idempotency_key.as_deref())))
+        .await?
+        .map_err(call_error)?;
+    Ok(axum::Json(json!({"recorded": "optout"})).into_response())
+}
+
+async fn gate_revoke(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let r: RevokeJson = parse(&state, body)?;
+    let now = r.now_ms.unwrap_or_else(crate::json::now_ms);
+    let channel = r.channel.clone();
+    let had = blocking(&state, move |rt| {
+        rt.gate(|g, s| g.call_revoke(s, &r.channel, &r.recipient, now, r.idempotency_key.as_deref()))
+    })
+    .await?
+    .map_err(call_error)?;
+    Ok(axum::Json(json!({"recorded": "revoke", "channel": channel, "hadConsent": had})).into_response())
+}
+
+async fn gate_variables(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let r: VariablesJson = parse(&state, body)?;
+    let now = r.now_ms.unwrap_or_else(crate::json::now_ms);
+    let channel = r.channel.clone();
+    let count = r.variables.len();
+    blocking(&state, move |rt| {
+        let variables: Vec<(String, String)> = r.variables.into_iter().collect();
+        rt.gate(|g, s| g.call_set_variables(s, &r.channel, &r.recipient, &variables, now, r.idempotency_key.as_deref()))
+    })
+    .await?
+    .map_err(call_error)?;
+    Ok(axum::Json(json!({"recorded": "variables", "channel": channel, "variables": count})).into_response())
+}
+
 /// The token of an `Authorization` value in the `Bearer` scheme, the scheme
 /// in any case and one or more spaces before the token (RFC 9110, 11.4).
 pub fn bearer_token(value: &str) -> Option<&str> {
@@ -531,6 +648,10 @@ pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
         .route("/v1/asks/recent", get(asks_recent))
         .route("/v1/asks/{id}", post(asks_answer))
         .route("/v1/gate/status", get(gate_status))
+        .route("/v1/gate/consent", post(gate_consent))
+        .route("/v1/gate/opt-out", post(gate_opt_out))
+        .route("/v1/gate/revoke", post(gate_revoke))
+        .route("/v1/gate/variables", post(gate_variables))
         .route_layer(middleware::from_fn_with_state(state.clone(), authorize));
     Router::new()
         .route("/v1/health", get(health))

@@ -128,13 +128,16 @@ fn an_answer_broader_than_the_offered_scope_is_refused_and_changes_nothing() {
     assert_eq!(again.decision, Decision::Ask);
 }
 
+/// An ask ID (empty: the real one), the time of the answer, and the error expected.
+type ErrorCase = (&'static str, u64, fn(&AskError) -> bool);
+
 #[test]
 fn unknown_forged_and_expired_asks_are_clear_errors() {
     let env = Env::new();
     let w = warden("once");
     w.check_tool_call(&env.ports(), &call(json!({"target": "prod"}), T0));
     let ask = only_ask(&env, T0);
-    let cases: [(&str, u64, fn(&AskError) -> bool); 4] = [
+    let cases: [ErrorCase; 4] = [
         ("nope", T0, |e| matches!(e, AskError::UnknownAsk(m) if m.starts_with("id: `nope` is not an ask ID"))),
         ("000000000000000000000000", T0, |e| matches!(e, AskError::UnknownAsk(m) if m.contains("not a pending ask"))),
         ("<script>alert(1)</script>", T0, |e| matches!(e, AskError::UnknownAsk(_))),
