@@ -26,6 +26,7 @@ fn component_imports_only_its_own_world() {
     assert_eq!(
         exports,
         [
+            "warden:guard/asks@0.1.0",
             "warden:guard/audit@0.1.0",
             "warden:guard/gate@0.1.0",
             "warden:guard/policy@0.1.0",

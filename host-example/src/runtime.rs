@@ -7,6 +7,7 @@
 //! call answers with the failure mode of the check that was running: tool
 //! calls and outbound messages fail closed, inbound turns fail open.
 
+use crate::bindings::exports::warden::guard::asks::{AnsweredAsk, AskAnswer, AskError, PendingAsk};
 use crate::bindings::exports::warden::guard::policy::{
     Approval, ConfigReport, DiagnosticsReport, HostContext, Observation, OutboundMessage, OutcomeReport, PinState,
     ToolCall, ToolResult, Turn, TurnEnd, TurnOutcome, TurnStart, Usage,
@@ -145,6 +146,32 @@ impl std::fmt::Display for CallError {
 }
 
 impl std::error::Error for CallError {}
+
+/// Why an approval inbox call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskCallError {
+    /// The component answered with a typed error.
+    Ask(AskError),
+    /// The guest trapped or could not be instantiated; the instance was discarded.
+    Guest(String),
+}
+
+impl std::fmt::Display for AskCallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AskCallError::Ask(AskError::NotConfigured) => f.write_str("warden is not configured"),
+            AskCallError::Ask(AskError::UnknownAsk(m)) => write!(f, "unknown ask: {m}"),
+            AskCallError::Ask(AskError::Expired(m)) => write!(f, "expired ask: {m}"),
+            AskCallError::Ask(AskError::ScopeTooBroad(m)) => write!(f, "scope too broad: {m}"),
+            AskCallError::Ask(AskError::InvalidInput(m)) => write!(f, "invalid input: {m}"),
+            AskCallError::Ask(AskError::Storage(m)) => write!(f, "storage failed: {m}"),
+            AskCallError::Ask(AskError::Other(m)) => f.write_str(m),
+            AskCallError::Guest(m) => write!(f, "the guard failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for AskCallError {}
 
 /// Measures guest CPU time: wall time of the call minus time spent in host calls.
 #[derive(Debug, Default)]
@@ -604,6 +631,31 @@ impl Runtime {
         documents: &[crate::bindings::exports::warden::guard::scan::Document],
     ) -> Result<crate::bindings::exports::warden::guard::scan::ScanReport, CallError> {
         self.admin(|g, s| g.warden_guard_scan().call_scan_documents(s, documents))
+    }
+}
+
+/// The approval inbox (`asks`): only the host calls it, for a person it authenticated.
+impl Runtime {
+    fn asks<R>(
+        &self,
+        f: impl FnOnce(&Guard, &mut Store<HostState>) -> wasmtime::Result<Result<R, AskError>>,
+    ) -> Result<R, AskCallError> {
+        self.call(f).map_err(AskCallError::Guest)?.map_err(AskCallError::Ask)
+    }
+
+    /// Pending asks that can still be answered at `now_ms`, newest first.
+    pub fn asks_list(&self, limit: u32, before: Option<u64>, now_ms: u64) -> Result<Vec<PendingAsk>, AskCallError> {
+        self.asks(|g, s| g.warden_guard_asks().call_list(s, limit, before, now_ms))
+    }
+
+    /// Answers the ask `id` as `record-approval` would with its key.
+    pub fn asks_answer(&self, id: &str, answer: AskAnswer) -> Result<AnsweredAsk, AskCallError> {
+        self.asks(|g, s| g.warden_guard_asks().call_answer(s, id, answer))
+    }
+
+    /// The answered asks, newest first.
+    pub fn asks_recent(&self, limit: u32) -> Result<Vec<AnsweredAsk>, AskCallError> {
+        self.asks(|g, s| g.warden_guard_asks().call_recent(s, limit))
     }
 }
 

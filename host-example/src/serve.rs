@@ -70,7 +70,29 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/record"),
     ("post", "/v1/audit-config"),
     ("post", "/v1/scan"),
+    ("get", "/"),
+    ("get", "/inbox"),
+    ("get", "/inbox.js"),
+    ("get", "/v1/asks"),
+    ("post", "/v1/asks/{id}"),
+    ("get", "/v1/asks/recent"),
+    ("get", "/v1/gate/status"),
+    ("post", "/v1/gate/consent"),
+    ("post", "/v1/gate/opt-out"),
+    ("post", "/v1/gate/revoke"),
+    ("post", "/v1/gate/variables"),
 ];
+
+/// The approval inbox page and its script: static, holding no data, so they
+/// are served without the token; everything they show comes from the JSON
+/// routes, which require it.
+pub const INBOX_HTML: &str = include_str!("inbox/inbox.html");
+/// The inbox page's script.
+pub const INBOX_JS: &str = include_str!("inbox/inbox.js");
+/// The inbox page's content security policy: its own script only, no inline
+/// script, no framing, requests only to this service.
+pub const INBOX_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; \
+                              img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// How the service runs.
 pub struct ServeOptions {
@@ -328,6 +350,221 @@ async fn record(State(state): State<Shared>, body: Body) -> Result<Response, Api
     Ok(axum::Json(value).into_response())
 }
 
+fn page(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CONTENT_SECURITY_POLICY, INBOX_CSP),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "no-referrer"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn inbox_page() -> Response {
+    page("text/html; charset=utf-8", INBOX_HTML)
+}
+
+async fn inbox_script() -> Response {
+    page("text/javascript; charset=utf-8", INBOX_JS)
+}
+
+fn ask_error(e: crate::runtime::AskCallError) -> ApiError {
+    use crate::bindings::exports::warden::guard::asks::AskError;
+    use crate::runtime::AskCallError as E;
+    let status = match &e {
+        E::Ask(AskError::UnknownAsk(_)) => StatusCode::NOT_FOUND,
+        E::Ask(AskError::Expired(_)) => StatusCode::GONE,
+        E::Ask(AskError::ScopeTooBroad(_) | AskError::InvalidInput(_)) => StatusCode::BAD_REQUEST,
+        E::Ask(AskError::NotConfigured) => StatusCode::CONFLICT,
+        E::Ask(AskError::Storage(_)) => StatusCode::SERVICE_UNAVAILABLE,
+        E::Ask(AskError::Other(_)) => StatusCode::UNPROCESSABLE_ENTITY,
+        E::Guest(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(status, e.to_string())
+}
+
+/// `GET /v1/asks?limit=N&before=MS`: the pending asks, newest first.
+async fn asks_list(
+    State(state): State<Shared>,
+    query: Result<axum::extract::Query<AsksQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let axum::extract::Query(query) = query.map_err(|e| error(StatusCode::BAD_REQUEST, e.body_text()))?;
+    let limit = query.limit.unwrap_or(crate::cli::asks::DEFAULT_LIST_LIMIT);
+    let now = crate::json::now_ms();
+    let asks = blocking(&state, move |rt| rt.asks_list(limit, query.before, now)).await?.map_err(ask_error)?;
+    let asks: Vec<_> = asks.iter().map(crate::cli::asks::PendingAskJson::from).collect();
+    Ok(axum::Json(json!({ "asks": asks })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AsksQuery {
+    limit: Option<u32>,
+    before: Option<u64>,
+}
+
+/// `GET /v1/asks/recent`: the answered asks, newest first.
+async fn asks_recent(State(state): State<Shared>) -> Result<Response, ApiError> {
+    let recent = blocking(&state, |rt| rt.asks_recent(crate::cli::asks::RECENT_LIMIT)).await?.map_err(ask_error)?;
+    let recent: Vec<_> = recent.iter().map(crate::cli::asks::AnsweredAskJson::from).collect();
+    Ok(axum::Json(json!({ "recent": recent })).into_response())
+}
+
+/// `POST /v1/asks/{id}`: `{"answer": "allow" | "deny", "scope": "once" | "session" | "always"}`.
+async fn asks_answer(
+    State(state): State<Shared>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    use crate::bindings::exports::warden::guard::asks::AskAnswer;
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct AnswerJson {
+        answer: AnswerWord,
+        scope: json::ScopeJson,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum AnswerWord {
+        Allow,
+        Deny,
+    }
+    let body = body.map_err(|rejection| error(rejection.status(), rejection.body_text()))?;
+    let mut de = serde_json::Deserializer::from_slice(&body);
+    let request: AnswerJson =
+        serde_path_to_error::deserialize(&mut de).map_err(|e| error(StatusCode::BAD_REQUEST, e.to_string()))?;
+    let answer = AskAnswer {
+        allow: matches!(request.answer, AnswerWord::Allow),
+        scope: request.scope.into(),
+        now_ms: crate::json::now_ms(),
+    };
+    let answered = blocking(&state, move |rt| rt.asks_answer(&id, answer)).await?.map_err(ask_error)?;
+    Ok(axum::Json(json!({ "answered": crate::cli::asks::AnsweredAskJson::from(&answered) })).into_response())
+}
+
+/// `GET /v1/gate/status`: the consent ledger's summary, as `warden gate status --json` prints it.
+async fn gate_status(State(state): State<Shared>) -> Result<Response, ApiError> {
+    let status = blocking(&state, |rt| rt.gate(|g, s| g.call_status(s))).await?.map_err(call_error)?;
+    Ok(axum::Json(json::GateStatusJson::from(&status)).into_response())
+}
+
+/// `POST /v1/gate/consent`, as `warden gate consent` records it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ConsentJson {
+    channel: String,
+    recipient: String,
+    offset: Option<String>,
+    how: Option<String>,
+    now_ms: Option<u64>,
+    idempotency_key: Option<String>,
+}
+
+/// `POST /v1/gate/opt-out`, as `warden gate optout` records it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OptOutJson {
+    recipient: String,
+    now_ms: Option<u64>,
+    idempotency_key: Option<String>,
+}
+
+/// `POST /v1/gate/revoke`, as `warden gate revoke` records it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RevokeJson {
+    channel: String,
+    recipient: String,
+    now_ms: Option<u64>,
+    idempotency_key: Option<String>,
+}
+
+/// `POST /v1/gate/variables`, as `warden gate variables` records it: `variables` replaces the stored ones.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct VariablesJson {
+    channel: String,
+    recipient: String,
+    variables: std::collections::BTreeMap<String, String>,
+    now_ms: Option<u64>,
+    idempotency_key: Option<String>,
+}
+
+impl json::Timed for ConsentJson {
+    fn request_time(&self) -> (&'static str, Option<u64>) {
+        ("nowMs", self.now_ms)
+    }
+}
+impl json::Timed for OptOutJson {
+    fn request_time(&self) -> (&'static str, Option<u64>) {
+        ("nowMs", self.now_ms)
+    }
+}
+impl json::Timed for RevokeJson {
+    fn request_time(&self) -> (&'static str, Option<u64>) {
+        ("nowMs", self.now_ms)
+    }
+}
+impl json::Timed for VariablesJson {
+    fn request_time(&self) -> (&'static str, Option<u64>) {
+        ("nowMs", self.now_ms)
+    }
+}
+
+async fn gate_consent(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let r: ConsentJson = parse(&state, body)?;
+    let now = r.now_ms.unwrap_or_else(crate::json::now_ms);
+    let channel = r.channel.clone();
+    blocking(&state, move |rt| {
+        rt.gate(|g, s| {
+            let (offset, how, key) = (r.offset.as_deref(), r.how.as_deref(), r.idempotency_key.as_deref());
+            g.call_consent(s, &r.channel, &r.recipient, offset, how, now, key)
+        })
+    })
+    .await?
+    .map_err(call_error)?;
+    Ok(axum::Json(json!({"recorded": "consent", "channel": channel})).into_response())
+}
+
+async fn gate_opt_out(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let r: OptOutJson = parse(&state, body)?;
+    let now = r.now_ms.unwrap_or_else(crate::json::now_ms);
+    blocking(&state, move |rt| rt.gate(|g, s| g.call_opt_out(s, &r.recipient, now, r.idempotency_key.as_deref())))
+        .await?
+        .map_err(call_error)?;
+    Ok(axum::Json(json!({"recorded": "optout"})).into_response())
+}
+
+async fn gate_revoke(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let r: RevokeJson = parse(&state, body)?;
+    let now = r.now_ms.unwrap_or_else(crate::json::now_ms);
+    let channel = r.channel.clone();
+    let had = blocking(&state, move |rt| {
+        rt.gate(|g, s| g.call_revoke(s, &r.channel, &r.recipient, now, r.idempotency_key.as_deref()))
+    })
+    .await?
+    .map_err(call_error)?;
+    Ok(axum::Json(json!({"recorded": "revoke", "channel": channel, "hadConsent": had})).into_response())
+}
+
+async fn gate_variables(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let r: VariablesJson = parse(&state, body)?;
+    let now = r.now_ms.unwrap_or_else(crate::json::now_ms);
+    let channel = r.channel.clone();
+    let count = r.variables.len();
+    blocking(&state, move |rt| {
+        let variables: Vec<(String, String)> = r.variables.into_iter().collect();
+        rt.gate(|g, s| g.call_set_variables(s, &r.channel, &r.recipient, &variables, now, r.idempotency_key.as_deref()))
+    })
+    .await?
+    .map_err(call_error)?;
+    Ok(axum::Json(json!({"recorded": "variables", "channel": channel, "variables": count})).into_response())
+}
+
 /// The token of an `Authorization` value in the `Bearer` scheme, the scheme
 /// in any case and one or more spaces before the token (RFC 9110, 11.4).
 pub fn bearer_token(value: &str) -> Option<&str> {
@@ -407,9 +644,20 @@ pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
         .route("/v1/record", post(record))
         .route("/v1/audit-config", post(audit_config))
         .route("/v1/scan", post(scan))
+        .route("/v1/asks", get(asks_list))
+        .route("/v1/asks/recent", get(asks_recent))
+        .route("/v1/asks/{id}", post(asks_answer))
+        .route("/v1/gate/status", get(gate_status))
+        .route("/v1/gate/consent", post(gate_consent))
+        .route("/v1/gate/opt-out", post(gate_opt_out))
+        .route("/v1/gate/revoke", post(gate_revoke))
+        .route("/v1/gate/variables", post(gate_variables))
         .route_layer(middleware::from_fn_with_state(state.clone(), authorize));
     Router::new()
         .route("/v1/health", get(health))
+        .route("/", get(inbox_page))
+        .route("/inbox", get(inbox_page))
+        .route("/inbox.js", get(inbox_script))
         .merge(protected)
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint; see /v1/openapi.json") })
         .layer(middleware::from_fn_with_state(state.clone(), body_budget))

@@ -54,7 +54,7 @@ pub fn scope(s: core::Scope) -> t::ApprovalScope {
     }
 }
 
-fn scope_in(s: t::ApprovalScope) -> core::Scope {
+pub fn scope_in(s: t::ApprovalScope) -> core::Scope {
     match s {
         t::ApprovalScope::Once => core::Scope::Once,
         t::ApprovalScope::Session => core::Scope::Session,
@@ -74,17 +74,21 @@ fn signals(s: Vec<core::Signal>) -> Vec<t::Signal> {
     s.into_iter().map(|s| t::Signal { name: s.name, detail: s.detail }).collect()
 }
 
+pub fn risk(r: core::Risk) -> t::Risk {
+    match r {
+        core::Risk::Low => t::Risk::Low,
+        core::Risk::Medium => t::Risk::Medium,
+        core::Risk::High => t::Risk::High,
+        core::Risk::Critical => t::Risk::Critical,
+    }
+}
+
 pub fn verdict(v: core::Verdict) -> t::Verdict {
     t::Verdict {
         decision: decision(v.decision),
         rule: v.rule,
         reason: v.reason,
-        risk: match v.risk {
-            core::Risk::Low => t::Risk::Low,
-            core::Risk::Medium => t::Risk::Medium,
-            core::Risk::High => t::Risk::High,
-            core::Risk::Critical => t::Risk::Critical,
-        },
+        risk: risk(v.risk),
         scope: v.scope.map(scope),
         approval_key: v.approval_key,
         observed: v.observed.map(decision),

@@ -12,6 +12,7 @@ extern crate alloc;
 // The allocator, panic handler and canonical ABI entry points of a no_std guest.
 use guest_rt as _;
 
+mod asks;
 mod convert;
 mod ports;
 mod runtime_config;

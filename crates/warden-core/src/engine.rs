@@ -236,6 +236,10 @@ impl Warden {
         let mut risk = crate::risk::Pending::default();
         let mut verdict = self.judge_tool_call(ports, call, &mut risk);
         crate::risk::after_call(&self.config.risk, ports.storage, risk, &mut verdict);
+        // Only an enforced ask reaches the inbox: allowed and denied calls get no storage access here.
+        if verdict.decision == Decision::Ask {
+            crate::asks::raise(ports.storage, call, &mut verdict);
+        }
         let keep = self.config.audit.keep_inputs;
         let written = self.audit(ports, || crate::audit::Draft::tool_call(&self.audit_key, call, &verdict, keep));
         let verdict = self.unrecorded(verdict, written);
@@ -408,6 +412,36 @@ impl Warden {
                 crate::config::reader::shorten(&approval.key)
             )))
         }
+    }
+
+    /// The pending asks of the approval inbox, newest first.
+    pub fn asks_list(
+        &self,
+        ports: &Ports<'_>,
+        limit: u32,
+        before: Option<u64>,
+        now_ms: u64,
+    ) -> Result<Vec<crate::asks::PendingAsk>, crate::asks::AskError> {
+        crate::asks::list(ports.storage, limit, before, now_ms)
+    }
+
+    /// The inbox's recent answers, newest first.
+    pub fn asks_recent(
+        &self,
+        ports: &Ports<'_>,
+        limit: u32,
+    ) -> Result<Vec<crate::asks::Answered>, crate::asks::AskError> {
+        crate::asks::recent(ports.storage, limit)
+    }
+
+    /// Answers a pending ask as `record-approval` would with its key, then removes it.
+    pub fn asks_answer(
+        &self,
+        ports: &Ports<'_>,
+        id: &str,
+        answer: crate::asks::Answer,
+    ) -> Result<crate::asks::Answered, crate::asks::AskError> {
+        crate::asks::answer(ports.storage, id, answer, |approval| self.record_approval(ports, approval))
     }
 
     /// Records model usage for budgets.

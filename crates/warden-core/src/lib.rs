@@ -16,6 +16,7 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+pub mod asks;
 pub mod audit;
 pub mod config;
 pub mod counters;

@@ -1,6 +1,7 @@
 //! The `warden` command. [`run`] takes the arguments and the three standard
 //! streams, so tests drive exactly what users run.
 
+pub mod asks;
 mod audit;
 mod check;
 mod demo;
@@ -332,6 +333,11 @@ enum Command {
         /// Read every file given as this kind instead of naming it from the file name (files only).
         #[arg(long, value_enum, value_name = "KIND")]
         kind: Option<scan::ScanKind>,
+    },
+    /// The approval inbox: list pending asks, approve or deny one.
+    Asks {
+        #[command(subcommand)]
+        command: asks::AsksCommand,
     },
     /// The consent gate's ledger: consents, opt-outs, replies, variables, outcomes, the log and a summary.
     Gate {
@@ -897,6 +903,7 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
         }
         Command::Scan { paths, json, fail_on, kind } => scan::run(&host, &paths, json, fail_on, kind, stdout),
         Command::Gate { command } => gate::run(&host, clock, command, stdout),
+        Command::Asks { command } => asks::run(&host, command, stdout),
         Command::Audit { command } => audit::run(&host, command, stdout),
         Command::Profile { command } => profile::run(&host, command, stdout),
         Command::AuditConfig { target, path, json, fail_on } => {

@@ -28,7 +28,8 @@ fn redact(text: &str, found: &mut BTreeSet<String>) -> Option<String> {
     Some(format!("[redacted: {}]", names.join(", ")))
 }
 
-fn walk(value: &mut Value, found: &mut BTreeSet<String>) {
+/// Replaces, in place, every string of `value` (object keys included) that holds a secret.
+pub(crate) fn walk(value: &mut Value, found: &mut BTreeSet<String>) {
     match value {
         Value::String(s) => {
             if let Some(r) = redact(s, found) {

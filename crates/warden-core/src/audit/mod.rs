@@ -19,7 +19,7 @@
 
 pub mod chain;
 pub mod config;
-mod keep;
+pub(crate) mod keep;
 
 pub use chain::{AuditKey, Entry, Floor, Head, KeptCall};
 pub use config::AuditConfig;

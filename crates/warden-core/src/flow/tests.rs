@@ -249,6 +249,10 @@ fn no_value_appears_in_clear_in_storage_logs_or_reasons() {
         .storage
         .dump()
         .into_iter()
+        // The approval inbox shows a person the arguments of a pending ask
+        // (secrets redacted) until it is answered, evicted or expired: the
+        // one documented place where a call's values are kept readable.
+        .filter(|(ns, _, _)| ns != crate::asks::NAMESPACE)
         .map(|(ns, k, v)| format!("{ns}/{k}={}", std::string::String::from_utf8_lossy(&v)))
         .collect();
     let logged: Vec<String> = env.log.lines().into_iter().map(|(_, l)| l).collect();

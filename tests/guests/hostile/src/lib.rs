@@ -222,4 +222,25 @@ impl exports::warden::guard::scan::Guest for Hostile {
     }
 }
 
+impl exports::warden::guard::asks::Guest for Hostile {
+    fn list(
+        _: u32,
+        _: Option<u64>,
+        _: u64,
+    ) -> Result<Vec<exports::warden::guard::asks::PendingAsk>, exports::warden::guard::asks::AskError> {
+        Err(exports::warden::guard::asks::AskError::Other("hostile guest".into()))
+    }
+    fn answer(
+        _: String,
+        _: exports::warden::guard::asks::AskAnswer,
+    ) -> Result<exports::warden::guard::asks::AnsweredAsk, exports::warden::guard::asks::AskError> {
+        Err(exports::warden::guard::asks::AskError::Other("hostile guest".into()))
+    }
+    fn recent(
+        _: u32,
+    ) -> Result<Vec<exports::warden::guard::asks::AnsweredAsk>, exports::warden::guard::asks::AskError> {
+        Err(exports::warden::guard::asks::AskError::Other("hostile guest".into()))
+    }
+}
+
 export!(Hostile);
