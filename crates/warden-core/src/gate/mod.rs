@@ -12,7 +12,8 @@
 //!    (`gate.quiet-hours`); local time is `now_ms` shifted by the UTC offset on
 //!    the consent record, or the owner's offset when the record has none;
 //! 4. an unanswered thread (`gate.unanswered-thread`), a send inside
-//!    `minGapSeconds` of the thread's last send (`gate.min-gap`), and wording
+//!    `minGapSeconds` of the thread's last send or passed check (`gate.min-gap`: a
+//!    pass reserves the thread for the gap), and wording
 //!    that matches no template (`gate.no-template`) ask the person first;
 //! 5. otherwise the message is routine and passes (`gate.routine`).
 //!
@@ -51,6 +52,10 @@ pub const DEFAULT_OWNER_OFFSET: &str = "+00:00";
 pub const DEFAULT_START: &str = "08:00";
 /// Default end of the sending window, recipient-local, exclusive.
 pub const DEFAULT_END: &str = "21:00";
+/// Most batches one check tries to commit: after a conflict (another check
+/// or record moved the thread or the ledger first) it decides again; as many
+/// as a ledger line gets ([`ledger::MAX_APPEND_ATTEMPTS`]).
+pub const MAX_CHECK_ATTEMPTS: usize = ledger::MAX_APPEND_ATTEMPTS;
 /// Longest `minGapSeconds`: one week.
 pub const MAX_MIN_GAP_SECONDS: u64 = 7 * 24 * 3600;
 /// Most templates.
@@ -409,6 +414,11 @@ pub struct ThreadRecord {
     pub last_send_ms: Option<u64>,
     pub sends: u64,
     pub replies: u64,
+    /// When a check last passed in this thread while `minGapSeconds` is set:
+    /// a pass reserves the thread for the gap, so two gateways checking at
+    /// once cannot both pass inside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_pass_ms: Option<u64>,
 }
 
 fn invalid(message: String) -> PolicyError {
@@ -570,34 +580,71 @@ fn judge(config: &GateConfig, ports: &Ports<'_>, message: &OutboundMessage) -> V
         Err(mismatch) => return deny(rules::LEDGER_KEY_MISMATCH, format!("The message is held back: {mismatch}.")),
     };
     let recipient_hash = key.recipient(&message.recipient);
-    let verdict = match evaluate(config, ports.storage, &key, &recipient_hash, message, body) {
-        Ok(v) => v,
-        Err(e) => {
-            return deny(
-                rules::STORAGE_UNAVAILABLE,
-                format!("The consent ledger could not be read ({e}), so the message is held back."),
-            );
-        }
-    };
-    let entry = StoredEntry {
+    let storage = ports.storage;
+    let mut entry = StoredEntry {
         at_ms: message.now_ms,
         event: "check".into(),
         channel: Some(message.channel.clone()),
-        recipient_hash,
+        recipient_hash: recipient_hash.clone(),
         body_hash: Some(key.body(&message.body)),
         thread: message.thread.clone(),
-        decision: Some(label(verdict.decision).into()),
-        rule: Some(verdict.rule.clone()),
+        decision: None,
+        rule: None,
     };
-    if let Err(e) = ledger::append(ports.storage, &entry) {
-        return deny(
+    // The line is written with the decision it records, and a pass under
+    // `minGapSeconds` reserves the thread in the same batch, conditional on
+    // the thread as read: a concurrent pass makes this batch conflict, and the
+    // retry decides again on what that pass wrote.
+    let mut failure = CheckError::Record(StorageError::Conflict);
+    for _ in 0..MAX_CHECK_ATTEMPTS {
+        let (verdict, thread) = match evaluate(config, storage, &key, &recipient_hash, message, body) {
+            Ok(v) => v,
+            Err(e) => {
+                failure = CheckError::Read(e);
+                break;
+            }
+        };
+        entry.decision = Some(label(verdict.decision).into());
+        entry.rule = Some(verdict.rule.clone());
+        let mut reserve = Vec::new();
+        if let Some(ThreadRead { key, mut record, when }) = thread.filter(|_| config.min_gap_seconds > 0) {
+            record.last_pass_ms = Some(message.now_ms);
+            match store::json_write(NAMESPACE, &key, &record, when) {
+                Ok(write) => reserve.push(write),
+                Err(e) => {
+                    failure = CheckError::Record(e);
+                    break;
+                }
+            }
+        }
+        // The ledger retries its own append on a conflict; a second call
+        // means the batch conflicted, perhaps on the thread, so this decides again.
+        let mut once = Some(reserve);
+        let attempt = ledger::commit::<CheckError>(storage, &entry, || match once.take() {
+            Some(writes) => Ok(ledger::Step::Write(writes, true)),
+            None => Err(CheckError::Record(StorageError::Conflict)),
+        });
+        match attempt {
+            Ok(_) => return verdict,
+            Err(CheckError::Record(StorageError::Conflict)) => continue,
+            Err(e) => {
+                failure = e;
+                break;
+            }
+        }
+    }
+    match failure {
+        CheckError::Read(e) => deny(
+            rules::STORAGE_UNAVAILABLE,
+            format!("The consent ledger could not be read ({e}), so the message is held back."),
+        ),
+        CheckError::Record(e) => deny(
             rules::STORAGE_UNAVAILABLE,
             format!(
                 "The gate's decision could not be recorded in the consent ledger ({e}), so the message is held back."
             ),
-        );
+        ),
     }
-    verdict
 }
 
 fn evaluate(
@@ -607,13 +654,16 @@ fn evaluate(
     recipient_hash: &str,
     message: &OutboundMessage,
     body: &str,
-) -> Result<Verdict, StorageError> {
+) -> Result<(Verdict, Option<ThreadRead>), StorageError> {
     let channel = message.channel.as_str();
     if store::get_json::<OptOutRecord>(storage, NAMESPACE, &opt_out_key(recipient_hash))?.is_some() {
-        return Ok(Verdict::deny(
-            rules::OPTED_OUT,
-            "This recipient opted out of all messages. An opt-out is absolute: no consent or approval overrides it.",
-            Risk::High,
+        return Ok((
+            Verdict::deny(
+                rules::OPTED_OUT,
+                "This recipient opted out of all messages. An opt-out is absolute: no consent or approval overrides it.",
+                Risk::High,
+            ),
+            None,
         ));
     }
     let consent =
@@ -622,7 +672,7 @@ fn evaluate(
     if config.require_consent && consent.is_none() {
         let why = format!("This recipient has not agreed to be messaged on `{}`.", shorten(channel));
         match config.channels.get(channel).map_or(NoConsent::Deny, |c| c.no_consent) {
-            NoConsent::Deny => return Ok(Verdict::deny(rules::NO_CONSENT, why, Risk::High)),
+            NoConsent::Deny => return Ok((Verdict::deny(rules::NO_CONSENT, why, Risk::High), None)),
             // A first contact a person approves; the later rules still apply.
             NoConsent::Ask => asks.push((rules::NO_CONSENT, why)),
         }
@@ -632,33 +682,38 @@ fn evaluate(
     let (start, end) = config.window();
     let local = clock::local_minute(message.now_ms, offset);
     if !clock::within(start, end, local) {
-        return Ok(Verdict::deny(
-            rules::QUIET_HOURS,
-            format!(
-                "It is {} for the recipient (UTC{offset_text}), outside the sending window {}-{}.",
-                clock::show(local),
-                config.start,
-                config.end
+        return Ok((
+            Verdict::deny(
+                rules::QUIET_HOURS,
+                format!(
+                    "It is {} for the recipient (UTC{offset_text}), outside the sending window {}-{}.",
+                    clock::show(local),
+                    config.start,
+                    config.end
+                ),
+                Risk::Medium,
             ),
-            Risk::Medium,
+            None,
         ));
     }
     let thread_hash = key.thread(message.thread.as_deref());
-    let thread =
-        store::get_json::<ThreadRecord>(storage, NAMESPACE, &thread_key(channel, recipient_hash, &thread_hash))?
-            .map(|(t, _)| t)
-            .unwrap_or_default();
+    let thread_key = thread_key(channel, recipient_hash, &thread_hash);
+    let read = store::get_json::<ThreadRecord>(storage, NAMESPACE, &thread_key)?;
+    let when = store::unchanged(&read);
+    let thread = read.map(|(t, _)| t).unwrap_or_default();
     if thread.awaiting_reply {
         asks.push((rules::UNANSWERED_THREAD, "The last message in this thread has had no reply yet.".into()));
     }
     // A last send dated further ahead than the skew is not evidence (see `crate::time`).
-    if let Some(since) = thread.last_send_ms.and_then(|last| crate::time::age(last, message.now_ms)) {
+    // A passed check counts as a send for the gap (see `ThreadRecord::last_pass_ms`).
+    let ages = thread.last_send_ms.into_iter().chain(thread.last_pass_ms);
+    if let Some(since) = ages.filter_map(|at| crate::time::age(at, message.now_ms)).min() {
         let gap_ms = config.min_gap_seconds.saturating_mul(1000);
         if since < gap_ms {
             asks.push((
                 rules::MIN_GAP,
                 format!(
-                    "Only {}s passed since the last send in this thread; the least gap is {}s.",
+                    "Only {}s passed since the last send (or passed check) in this thread; the least gap is {}s.",
                     since / 1000,
                     config.min_gap_seconds
                 ),
@@ -684,14 +739,35 @@ fn evaluate(
             Some(i) => format!("the wording matches template {i}"),
             None => "a consented recipient may get free text (`freeTextForConsented`)".into(),
         };
-        return Ok(Verdict::allow(rules::ROUTINE, format!("Consent, hours and thread allow it, and {which}.")));
+        let verdict = Verdict::allow(rules::ROUTINE, format!("Consent, hours and thread allow it, and {which}."));
+        return Ok((verdict, Some(ThreadRead { key: thread_key, record: thread, when })));
     };
     let mut verdict =
         Verdict::new(Decision::Ask, rule, format!("{reason} Ask the person before sending."), Risk::Medium);
     for (rule, reason) in asks {
         verdict = verdict.with_signal(Signal::new(rule, reason));
     }
-    Ok(verdict)
+    Ok((verdict, None))
+}
+
+/// The thread record a passing check read, to reserve the thread with.
+struct ThreadRead {
+    key: String,
+    record: ThreadRecord,
+    when: Condition,
+}
+
+/// Why a check could not be decided: its state could not be read, or its
+/// answer could not be recorded.
+enum CheckError {
+    Read(StorageError),
+    Record(StorageError),
+}
+
+impl From<StorageError> for CheckError {
+    fn from(e: StorageError) -> Self {
+        CheckError::Record(e)
+    }
 }
 
 /// Commits a ledger line with the writes of `change`, claiming `keyed` in the

@@ -913,3 +913,108 @@ fn the_totals_equal_the_lines_after_interleaved_writers() {
     let decided: u64 = s.decisions.iter().map(|(_, n)| n).sum();
     assert_eq!(decided, 30);
 }
+
+fn gap_config() -> GateConfig {
+    config_from(json!({
+        "ownerOffset": "+00:00",
+        "minGapSeconds": 600,
+        "templates": ["Reminder: your appointment is tomorrow."]
+    }))
+    .expect("valid")
+}
+
+#[test]
+fn a_pass_under_min_gap_reserves_the_thread_so_the_next_check_asks_before_any_send() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = gap_config();
+    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
+    let first = message("sms", ALICE, "Reminder: your appointment is tomorrow.", Some("t"), at("12:00", 0));
+    let v = check(&config, &ports, &first).expect("verdict");
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Allow, rules::ROUTINE));
+    let again = message("sms", ALICE, "Reminder: your appointment is tomorrow.", Some("t"), at("12:01", 0));
+    let v = check(&config, &ports, &again).expect("verdict");
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::MIN_GAP));
+    // Another thread is not held, and the gap ends on time.
+    let other = message("sms", ALICE, "Reminder: your appointment is tomorrow.", Some("u"), at("12:01", 0));
+    assert_eq!(check(&config, &ports, &other).map(|v| v.rule), Some(rules::ROUTINE.to_string()));
+    let later = message("sms", ALICE, "Reminder: your appointment is tomorrow.", Some("t"), at("12:10", 0));
+    assert_eq!(check(&config, &ports, &later).map(|v| v.rule), Some(rules::ROUTINE.to_string()));
+}
+
+#[test]
+fn without_min_gap_a_pass_writes_no_thread_record() {
+    let world = World::new();
+    let ports = world.ports();
+    let config = base_config();
+    consent(&config, &ports, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
+    let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", Some("t"), at("12:00", 0));
+    assert_eq!(check(&config, &ports, &m).map(|v| v.rule), Some(rules::ROUTINE.to_string()));
+    let threads = world.storage.list(NAMESPACE, ledger::THREAD_PREFIX, 10, false).expect("list");
+    assert!(threads.is_empty(), "{threads:?}");
+}
+
+/// Storage that, at the first batch holding a ledger line, lets another
+/// gateway's check of the same message commit first.
+struct RacingCheck<'a> {
+    inner: &'a MemoryStorage,
+    config: &'a GateConfig,
+    other: RefCell<Option<OutboundMessage>>,
+    other_verdict: RefCell<Option<Verdict>>,
+}
+
+impl Storage for RacingCheck<'_> {
+    fn get(&self, ns: &str, key: &str) -> Result<Option<Entry>, StorageError> {
+        self.inner.get(ns, key)
+    }
+
+    fn set(&self, ns: &str, key: &str, value: &[u8], when: Condition) -> Result<u64, StorageError> {
+        self.inner.set(ns, key, value, when)
+    }
+
+    fn delete(&self, ns: &str, key: &str, when: Condition) -> Result<bool, StorageError> {
+        self.inner.delete(ns, key, when)
+    }
+
+    fn list(&self, ns: &str, prefix: &str, limit: u32, reverse: bool) -> Result<Vec<(String, Entry)>, StorageError> {
+        self.inner.list(ns, prefix, limit, reverse)
+    }
+
+    fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
+        let other = self.other.borrow_mut().take();
+        if let Some(m) = other {
+            let http = ScriptedHttp::unreachable();
+            let log = VecLog::default();
+            let ports = Ports { http: &http, storage: self.inner, log: &log };
+            *self.other_verdict.borrow_mut() = check(self.config, &ports, &m);
+        }
+        self.inner.commit(writes)
+    }
+}
+
+#[test]
+fn two_gateways_checking_one_thread_at_once_cannot_both_pass_inside_the_gap() {
+    let config = gap_config();
+    let inner = MemoryStorage::default();
+    let http = ScriptedHttp::unreachable();
+    let log = VecLog::default();
+    let direct = Ports { http: &http, storage: &inner, log: &log };
+    consent(&config, &direct, "sms", ALICE, None, None, at("08:00", 0), None).expect("consent");
+    let m = message("sms", ALICE, "Reminder: your appointment is tomorrow.", Some("t"), at("12:00", 0));
+    let racing = RacingCheck {
+        inner: &inner,
+        config: &config,
+        other: RefCell::new(Some(m.clone())),
+        other_verdict: RefCell::new(None),
+    };
+    let ports = Ports { http: &http, storage: &racing, log: &log };
+    // Both read the thread before either committed: the other one commits first and passes.
+    let v = check(&config, &ports, &m).expect("verdict");
+    let other = racing.other_verdict.borrow().clone().expect("the other check ran");
+    assert_eq!((other.decision, other.rule.as_str()), (Decision::Allow, rules::ROUTINE));
+    // This one's batch conflicts on the thread, decides again, and sees the reservation.
+    assert_eq!((v.decision, v.rule.as_str()), (Decision::Ask, rules::MIN_GAP));
+    // The consent's line and one line for each check, with the decision it answered.
+    let lines = inner.list(NAMESPACE, ledger::LOG_PREFIX, 10, false).expect("list");
+    assert_eq!(lines.len(), 3);
+}
