@@ -40,6 +40,10 @@ impl Drop for Serve {
 }
 
 fn serve(admin: bool) -> Serve {
+    serve_with(admin, &[])
+}
+
+fn serve_with(admin: bool, extra: &[&str]) -> Serve {
     let db = TempDb::new();
     let config = db.dir.path().join("warden.json");
     std::fs::write(&config, A).expect("config");
@@ -50,6 +54,7 @@ fn serve(admin: bool) -> Serve {
         std::fs::write(&file, format!("{ADMIN}\n")).expect("admin token");
         cmd.arg("--admin-token-file").arg(file);
     }
+    cmd.args(extra);
     cmd.env("WARDEN_TOKEN", TOKEN)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -304,4 +309,23 @@ fn concurrent_checks_during_reloads_all_get_answers_under_one_policy_or_the_othe
     }
     assert!(answered > 12, "checks ran during the reloads: {answered}");
     assert_eq!(decided(&s), allowed(), "the last policy set is in force");
+}
+
+#[test]
+fn with_no_watch_an_edit_of_the_file_changes_nothing() {
+    let s = serve_with(false, &["--no-watch"]);
+    let old = version(&s);
+    std::fs::write(&s.config, B).expect("edit");
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!((version(&s), decided(&s)), (old, allowed()));
+}
+
+#[test]
+fn a_put_body_over_the_body_limit_is_refused_and_changes_nothing() {
+    let s = serve_with(true, &["--max-body-bytes", "64"]);
+    let old = version(&s);
+    let big = format!(r#"{{"tools": {{"askTools": ["calendar_*"], "workspace": "/{}"}}}}"#, "w".repeat(100));
+    let (status, v) = put_policy(&s, Some(ADMIN), &big);
+    assert_eq!(status, 413, "{v}");
+    assert_eq!((version(&s), decided(&s)), (old, allowed()));
 }
