@@ -329,6 +329,33 @@ impl Runtime {
     /// Loads the component and configures it with `config` (JSON text).
     pub fn new(options: RuntimeOptions, config: &str) -> Result<Runtime, StartError> {
         let (engine, pre) = prepare(&options)?;
+        Runtime::configured(engine, pre, options.storage, options.log, options.limits, options.host, config)
+    }
+
+    /// A new runtime over the same component, storage, limits and host
+    /// context, configured with `config`: what a live policy reload swaps in.
+    /// An invalid `config` is refused with every error, and `self` is untouched.
+    pub fn reconfigured(&self, config: &str) -> Result<Runtime, StartError> {
+        Runtime::configured(
+            self.engine,
+            self.pre.clone(),
+            self.storage.clone(),
+            self.log.clone(),
+            self.limits,
+            self.host.clone(),
+            config,
+        )
+    }
+
+    fn configured(
+        engine: &'static Engine,
+        pre: GuardPre<HostState>,
+        storage: Arc<dyn Storage>,
+        log: LogSink,
+        limits: Limits,
+        host: Option<HostContext>,
+        config: &str,
+    ) -> Result<Runtime, StartError> {
         // The component validates the configuration; the host reads only the
         // destinations it must enforce, after the component accepted them.
         let mut runtime = Runtime {
@@ -336,12 +363,12 @@ impl Runtime {
             pre,
             config: config.to_string(),
             http: Arc::new(HttpGateway::new(Vec::new())),
-            storage: options.storage,
-            log: options.log,
-            limits: options.limits,
+            storage,
+            log,
+            limits,
             pool: Mutex::new(Vec::new()),
             report: ConfigReport { policy_version: String::new(), checks: Vec::new(), warnings: Vec::new() },
-            host: options.host,
+            host,
         };
         let mut first = runtime.instantiate().map_err(StartError::Load)?;
         runtime.declare(&mut first).map_err(StartError::Load)?;
@@ -382,6 +409,11 @@ impl Runtime {
             report: ConfigReport { policy_version: String::new(), checks: Vec::new(), warnings: Vec::new() },
             host: options.host,
         })
+    }
+
+    /// The configuration text this runtime was configured with (empty without a policy).
+    pub fn config_text(&self) -> &str {
+        &self.config
     }
 
     /// What the component reported when it accepted the configuration.

@@ -16,23 +16,36 @@
 //! with 400 unless the service runs with `--replay`. The OpenAPI document is
 //! `host-example/openapi.json`, also served at
 //! `GET /v1/openapi.json`.
+//!
+//! Live policy: the service holds its runtime behind a swappable cell. Each
+//! request takes the runtime in force once and uses it to the end, so a
+//! request in flight during a reload finishes under the old policy; the old
+//! runtime's pooled instances write their counts when its last request
+//! drops it. A new policy comes from the configuration file (polled every
+//! [`CONFIG_POLL_MS`], compared by content digest) or from `PUT /v1/policy`
+//! with the admin token. Either way it is validated by configuring a new
+//! runtime over the same storage first; an invalid one is refused with every
+//! error and the old one stays (fail-safe: the policy in force never
+//! lapses). A policy set by `PUT` is not written to the file: the file is the
+//! source again only once its content changes.
 
 use crate::clock::Clock;
 use crate::json::{self, DiagnosticsJson, TurnOutcomeJson, VerdictJson};
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, StartError};
 use axum::Router;
 use axum::body::{Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use subtle::ConstantTimeEq;
@@ -54,6 +67,8 @@ pub const MAX_INFLIGHT_BODY_BYTES: usize = u32::MAX as usize;
 const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
 /// Shortest bearer token accepted, in characters.
 pub const MIN_TOKEN_CHARS: usize = 16;
+/// How often the configuration file is read for changes, in milliseconds.
+pub const CONFIG_POLL_MS: u64 = 1000;
 
 /// The OpenAPI document of this service.
 pub const OPENAPI: &str = include_str!("../openapi.json");
@@ -61,6 +76,7 @@ pub const OPENAPI: &str = include_str!("../openapi.json");
 /// Every route: method and path. The OpenAPI document must describe exactly these.
 pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/health"),
+    ("put", "/v1/policy"),
     ("get", "/v1/openapi.json"),
     ("get", "/v1/diagnostics"),
     ("post", "/v1/check/turn"),
@@ -107,6 +123,11 @@ pub struct ServeOptions {
     pub max_inflight_body_bytes: usize,
     /// Which request times (`nowMs`) are accepted; `--replay` accepts any.
     pub clock: Clock,
+    /// The token `PUT /v1/policy` requires (`--admin-token-file`); without
+    /// it the route answers 403 to everyone. Must differ from `token`.
+    pub admin_token: Option<String>,
+    /// The configuration file to watch for a new policy; `None` watches nothing.
+    pub config_file: Option<PathBuf>,
 }
 
 impl ServeOptions {
@@ -119,6 +140,8 @@ impl ServeOptions {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_inflight_body_bytes: DEFAULT_MAX_INFLIGHT_BODY_BYTES,
             clock: Clock::LIVE,
+            admin_token: None,
+            config_file: None,
         }
     }
 
@@ -136,6 +159,14 @@ impl ServeOptions {
                 self.max_inflight_body_bytes
             ));
         }
+        if let Some(admin) = &self.admin_token {
+            check_token(admin).map_err(|m| format!("`--admin-token-file`: {m}"))?;
+            if admin.trim() == self.token.trim() {
+                return Err("`--admin-token-file` must hold a different token than the bearer token: clients hold \
+                            the bearer token, and it must not be enough to change the policy"
+                    .into());
+            }
+        }
         if self.max_inflight_body_bytes < self.max_body_bytes {
             return Err(format!(
                 "`--max-inflight-body-bytes` (`{}`) must be at least `--max-body-bytes` (`{}`): a body of the largest \
@@ -148,8 +179,12 @@ impl ServeOptions {
 }
 
 struct AppState {
-    runtime: Arc<Runtime>,
+    /// The runtime in force; a reload swaps it.
+    runtime: RwLock<Arc<Runtime>>,
+    /// Held while a new policy is validated and swapped in, so reloads run one at a time.
+    reloading: Mutex<()>,
     token_digest: [u8; 32],
+    admin_digest: Option<[u8; 32]>,
     permits: Semaphore,
     max_body_bytes: usize,
     max_inflight_body_bytes: usize,
@@ -158,6 +193,57 @@ struct AppState {
 }
 
 type Shared = Arc<AppState>;
+
+impl AppState {
+    /// The runtime in force, for one request.
+    fn current(&self) -> Arc<Runtime> {
+        match self.runtime.read() {
+            Ok(runtime) => runtime.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// The policy version in force.
+    fn policy_version(&self) -> String {
+        match self.runtime.read() {
+            Ok(runtime) => runtime.report().policy_version.clone(),
+            Err(poisoned) => poisoned.into_inner().report().policy_version.clone(),
+        }
+    }
+
+    /// Validates `config` by configuring a new runtime with it, then swaps
+    /// it in; answers the old and new policy versions. An invalid `config`
+    /// changes nothing. Blocks: call it on a blocking thread.
+    fn reload(&self, config: &str, source: &str) -> Result<(String, String), StartError> {
+        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|p| p.into_inner());
+        let old = self.current();
+        let new = Arc::new(old.reconfigured(config)?);
+        let versions = (old.report().policy_version.clone(), new.report().policy_version.clone());
+        match self.runtime.write() {
+            Ok(mut slot) => *slot = new,
+            Err(poisoned) => *poisoned.into_inner() = new,
+        }
+        eprintln!("warden: policy reloaded: {} -> {} (from {source})", versions.0, versions.1);
+        Ok(versions)
+    }
+}
+
+/// A refused configuration on one line: every error's path and message.
+fn one_line(e: &StartError) -> String {
+    match e {
+        StartError::Config(errors) => {
+            let shown: Vec<String> = errors
+                .iter()
+                .take(crate::runtime::MAX_SHOWN_CONFIG_ERRORS)
+                .map(|(path, message)| if path.is_empty() { message.clone() } else { format!("{path}: {message}") })
+                .collect();
+            let rest = errors.len().saturating_sub(shown.len());
+            let more = if rest > 0 { format!("; and {rest} more") } else { String::new() };
+            format!("{} error(s): {}{more}", errors.len(), shown.join("; "))
+        }
+        StartError::Load(_) => e.to_string().replace('\n', " "),
+    }
+}
 
 /// What `POST /v1/record` accepts: exactly one of these keys.
 #[derive(Debug, Deserialize)]
@@ -217,7 +303,7 @@ async fn blocking<R: Send + 'static>(
         .acquire()
         .await
         .map_err(|_| error(StatusCode::SERVICE_UNAVAILABLE, "the service is shutting down"))?;
-    let runtime = state.runtime.clone();
+    let runtime = state.current();
     tokio::task::spawn_blocking(move || f(&runtime))
         .await
         .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, format!("check thread failed: {e}")))
@@ -265,9 +351,110 @@ async fn audit_config(State(state): State<Shared>, body: Body) -> Result<Respons
 async fn health(State(state): State<Shared>, headers: HeaderMap) -> Response {
     let mut body = json!({ "status": "ok", "version": env!("CARGO_PKG_VERSION") });
     if authorized(&state, &headers) {
-        body["policyVersion"] = json!(state.runtime.report().policy_version);
+        body["policyVersion"] = json!(state.policy_version());
     }
     axum::Json(body).into_response()
+}
+
+/// `PUT /v1/policy`: the body is a whole configuration. With the admin token
+/// it is validated and swapped in (200 with the old and new versions), or
+/// refused with every error (400), the policy in force unchanged. The
+/// bearer token is not enough (403); without `--admin-token-file` the route
+/// answers 403 to everyone. The file is not written.
+async fn put_policy(State(state): State<Shared>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+    let Some(admin) = state.admin_digest else {
+        return Err(error(
+            StatusCode::FORBIDDEN,
+            "policy updates over HTTP are off: start `warden serve` with `--admin-token-file` to allow them",
+        ));
+    };
+    let Some(presented) = presented_digest(&headers) else {
+        let mut response =
+            error(StatusCode::UNAUTHORIZED, "the admin token is required as `Authorization: Bearer`").into_response();
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return Ok(response);
+    };
+    if !bool::from(presented.ct_eq(&admin)) {
+        return Err(error(StatusCode::FORBIDDEN, "changing the policy requires the admin token, not the bearer token"));
+    }
+    let body = body.map_err(|rejection| error(rejection.status(), rejection.body_text()))?;
+    let text = String::from_utf8(body.to_vec())
+        .map_err(|e| error(StatusCode::BAD_REQUEST, format!("the body is not UTF-8: {e}")))?;
+    let _permit = state
+        .permits
+        .acquire()
+        .await
+        .map_err(|_| error(StatusCode::SERVICE_UNAVAILABLE, "the service is shutting down"))?;
+    let shared = state.clone();
+    let outcome = tokio::task::spawn_blocking(move || shared.reload(&text, "PUT /v1/policy"))
+        .await
+        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, format!("reload thread failed: {e}")))?;
+    match outcome {
+        Ok((old, new)) => Ok(axum::Json(json!({ "previousVersion": old, "policyVersion": new })).into_response()),
+        Err(StartError::Config(errors)) => {
+            let message = one_line(&StartError::Config(errors.clone()));
+            let errors: Vec<_> =
+                errors.iter().map(|(path, message)| json!({"path": path, "message": message})).collect();
+            eprintln!("warden: policy from PUT /v1/policy refused, the policy in force stays: {message}");
+            Ok((
+                StatusCode::BAD_REQUEST,
+                axum::Json(json!({
+                    "error": format!("the configuration is refused; the policy in force stays: {message}"),
+                    "errors": errors,
+                    "policyVersion": state.policy_version(),
+                })),
+            )
+                .into_response())
+        }
+        Err(e) => Err(error(StatusCode::INTERNAL_SERVER_ERROR, format!("the policy in force stays: {e}"))),
+    }
+}
+
+/// Polls `path` every [`CONFIG_POLL_MS`] and swaps in each new content that
+/// is a valid configuration; content seen before (valid or not) is not read
+/// again, so an invalid edit is reported once and a policy set by `PUT`
+/// stays until the file changes.
+async fn watch_config(state: Shared, path: PathBuf, mut seen: Result<[u8; 32], String>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(CONFIG_POLL_MS));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let file = path.clone();
+        let read = tokio::task::spawn_blocking(move || std::fs::read(file))
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+        let now: Result<[u8; 32], String> = match &read {
+            Ok(bytes) => Ok(Sha256::digest(bytes).into()),
+            Err(e) => Err(e.to_string()),
+        };
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        let shown = path.display().to_string();
+        let bytes = match read {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                eprintln!("warden: cannot read the configuration {shown}: {e}; the policy in force stays");
+                continue;
+            }
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            eprintln!("warden: the configuration {shown} is not UTF-8; the policy in force stays");
+            continue;
+        };
+        let shared = state.clone();
+        let source = shown.clone();
+        match tokio::task::spawn_blocking(move || shared.reload(&text, &source)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => eprintln!(
+                "warden: the configuration {shown} is refused, the policy in force stays ({}): {}",
+                state.policy_version(),
+                one_line(&e)
+            ),
+            Err(e) => eprintln!("warden: reloading {shown} failed: {e}; the policy in force stays"),
+        }
+    }
 }
 
 async fn openapi() -> Response {
@@ -577,12 +764,14 @@ pub fn bearer_token(value: &str) -> Option<&str> {
 /// first, so the comparison takes the same time whatever the length or
 /// content of what was presented.
 fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
-    let Some(presented) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token)
-    else {
-        return false;
-    };
-    let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+    let Some(digest) = presented_digest(headers) else { return false };
     digest.ct_eq(&state.token_digest).into()
+}
+
+/// The digest of the request's bearer token, if it sends one.
+fn presented_digest(headers: &HeaderMap) -> Option<[u8; 32]> {
+    let presented = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token)?;
+    Some(Sha256::digest(presented.as_bytes()).into())
 }
 
 /// Reserves the request's body bytes (its declared length, or the largest
@@ -625,15 +814,25 @@ async fn authorize(State(state): State<Shared>, headers: HeaderMap, request: Req
 
 /// The service's routes over `runtime`.
 pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
-    let state: Shared = Arc::new(AppState {
-        runtime,
+    routes(shared_state(runtime, options))
+}
+
+fn shared_state(runtime: Arc<Runtime>, options: &ServeOptions) -> Shared {
+    Arc::new(AppState {
+        runtime: RwLock::new(runtime),
+        reloading: Mutex::new(()),
         token_digest: Sha256::digest(options.token.as_bytes()).into(),
+        admin_digest: options.admin_token.as_ref().map(|t| Sha256::digest(t.trim().as_bytes()).into()),
         permits: Semaphore::new(options.concurrency.max(1)),
         max_body_bytes: options.max_body_bytes,
         max_inflight_body_bytes: options.max_inflight_body_bytes,
         body_bytes: Arc::new(Semaphore::new(options.max_inflight_body_bytes.min(MAX_INFLIGHT_BODY_BYTES))),
         clock: options.clock,
-    });
+    })
+}
+
+fn routes(state: Shared) -> Router {
+    let max_body_bytes = state.max_body_bytes;
     let protected = Router::new()
         .route("/v1/openapi.json", get(openapi))
         .route("/v1/diagnostics", get(diagnostics))
@@ -655,13 +854,14 @@ pub fn router(runtime: Arc<Runtime>, options: &ServeOptions) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), authorize));
     Router::new()
         .route("/v1/health", get(health))
+        .route("/v1/policy", put(put_policy))
         .route("/", get(inbox_page))
         .route("/inbox", get(inbox_page))
         .route("/inbox.js", get(inbox_script))
         .merge(protected)
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint; see /v1/openapi.json") })
         .layer(middleware::from_fn_with_state(state.clone(), body_budget))
-        .layer(DefaultBodyLimit::max(options.max_body_bytes))
+        .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
 }
 
@@ -687,7 +887,13 @@ pub async fn serve(
     options.check().map_err(std::io::Error::other)?;
     let listener = TcpListener::bind(listen).await?;
     ready(listener.local_addr()?);
-    let app = router(runtime.clone(), &options);
+    let state = shared_state(runtime.clone(), &options);
+    if let Some(path) = options.config_file.clone() {
+        let seen = Ok(Sha256::digest(runtime.config_text().as_bytes()).into());
+        tokio::spawn(watch_config(state.clone(), path, seen));
+    }
+    drop(runtime);
+    let app = routes(state.clone());
     let listener = LimitedListener {
         inner: listener,
         open: Arc::new(Semaphore::new(options.max_connections)),
@@ -697,7 +903,10 @@ pub async fn serve(
         .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
             // Checks waiting on a classifier answer `cancelled` instead of holding the shutdown.
-            runtime.cancel_requests();
+            match state.runtime.read() {
+                Ok(runtime) => runtime.cancel_requests(),
+                Err(poisoned) => poisoned.into_inner().cancel_requests(),
+            }
         })
         .await
 }

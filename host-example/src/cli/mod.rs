@@ -292,6 +292,13 @@ enum Command {
         /// Request body bytes being read or checked at the same time; a request past it is answered 503.
         #[arg(long, default_value_t = crate::serve::DEFAULT_MAX_INFLIGHT_BODY_BYTES)]
         max_inflight_body_bytes: usize,
+        /// A file holding the admin token `PUT /v1/policy` requires (not the bearer token); without it the
+        /// route answers 403.
+        #[arg(long, value_name = "FILE")]
+        admin_token_file: Option<PathBuf>,
+        /// Do not watch the configuration file for a new policy.
+        #[arg(long)]
+        no_watch: bool,
     },
     /// Answer a runtime's hook event read on stdin.
     Hook {
@@ -837,7 +844,18 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             concurrency,
             max_connections,
             max_inflight_body_bytes,
+            admin_token_file,
+            no_watch,
         } => {
+            let admin_token = match &admin_token_file {
+                Some(path) => Some(
+                    std::fs::read_to_string(path)
+                        .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", path.display())))?
+                        .trim()
+                        .to_string(),
+                ),
+                None => None,
+            };
             let limits = crate::serve::ServeOptions {
                 token: String::new(),
                 max_body_bytes,
@@ -845,6 +863,8 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
                 max_connections,
                 max_inflight_body_bytes,
                 clock,
+                admin_token: None,
+                config_file: None,
             };
             limits.check().map_err(Failure::invalid)?;
             let listen = resolve_listen(&listen)?;
@@ -860,7 +880,9 @@ fn dispatch(cli: Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut
             let token = token.trim().to_string();
             crate::serve::check_token(&token).map_err(Failure::invalid)?;
             let runtime = Arc::new(start(&host, &config, &policy.db, Some(&policy.config))?);
-            let options = crate::serve::ServeOptions { token, ..limits };
+            let config_file = (!no_watch).then(|| policy.config.clone());
+            let options = crate::serve::ServeOptions { token, admin_token, config_file, ..limits };
+            options.check().map_err(Failure::invalid)?;
             if !listen.ip().to_canonical().is_loopback() {
                 eprintln!(
                     "warden: warning: listening on {listen}, beyond loopback: anyone who can reach this address \
