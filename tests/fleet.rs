@@ -211,7 +211,7 @@ fn four_gateways_on_one_postgres_record_every_acknowledged_send_once_see_an_opt_
     // Passed checks of one thread closer than minGapSeconds, by the times the
     // gateways decided them: a pass reserves its thread in the batch that
     // records it, so none may be.
-    let close_passes = close_passes(&pg, database, 1000);
+    let close_passes = close_passes(pg, database, 1000);
     eprintln!(
         "fleet: {OPERATIONS} checks and {} records (each sent twice) through {SERVERS} servers in {load:?}; \
          decisions {:?}; acknowledged sends {acked_sends}, `sent` lines {sent_lines}, thread send counters \
