@@ -233,7 +233,7 @@ fn lifecycle_and_admin_commands_use_the_same_codes() {
         (vec!["approve", "--config", c, "--db", NO_DB, "--scope", "session"], ASKED, EXIT_FAILURE),
         (vec!["gate", "status", "--config", g, "--db", d, "--json"], "", EXIT_ANSWERED),
         (vec!["gate", "status", "--config", c, "--db", d], "", EXIT_INVALID),
-        (vec!["gate", "log", "--config", g, "--db", d, "51"], "", EXIT_INVALID),
+        (vec!["gate", "log", "--config", g, "--db", d, "10001"], "", EXIT_INVALID),
         (vec!["gate", "status", "--config", g, "--db", NO_DB], "", EXIT_FAILURE),
         (vec!["mcp", "--config", "/nonexistent-warden-folder/c.json", "--", "true"], "", EXIT_INVALID),
         (vec!["mcp", "--config", c, "--db", NO_DB, "--", "true"], "", EXIT_FAILURE),

@@ -10,8 +10,9 @@
 //!
 //! The database defaults to `$XDG_STATE_HOME/warden/warden.db` (or
 //! `~/.local/state/warden/warden.db`), never the current folder. Missing
-//! folders on the way to a database are created owner-only (0700) on first
-//! use; an existing folder's permissions are never changed.
+//! folders on the way to the default database are created owner-only (0700)
+//! on first use; an existing folder's permissions are never changed. A
+//! database named with `--db` is opened where it says: its folder must exist.
 
 use std::path::{Path, PathBuf};
 
@@ -74,16 +75,14 @@ pub fn default_db() -> Result<PathBuf, String> {
         .ok_or_else(|| "--db: no default database: neither XDG_STATE_HOME nor HOME is set; pass --db FILE".to_string())
 }
 
-/// The database file: `explicit` or the default, its missing folders created owner-only.
+/// The database file: `explicit` as it is, or the default with its missing folders created owner-only.
 pub fn prepare_db(explicit: Option<&Path>) -> Result<PathBuf, String> {
     let path = match explicit {
-        Some(p) => p.to_path_buf(),
+        // A database named on the command line is opened where it says: a
+        // mistyped folder is an error, never created.
+        Some(p) => return Ok(p.to_path_buf()),
         None => default_db()?,
     };
-    if crate::storage::is_database_url(&path.to_string_lossy()) {
-        // A database server's URL: no folder of this host holds it.
-        return Ok(path);
-    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_private_dir(dir)
             .map_err(|e| format!("--db: cannot create the folder {} for the database: {e}", dir.display()))?;
