@@ -14,7 +14,17 @@ fn main() {
         return;
     }
     let root = guest_build::workspace_root();
-    guest_build::watch(&root, &["wit", "crates/warden-core", "crates/warden-component", "Cargo.lock"]);
+    guest_build::watch(
+        &root,
+        &[
+            "wit",
+            "crates/warden-core",
+            "crates/warden-component",
+            "crates/guest-rt",
+            ".cargo/config.toml",
+            "Cargo.lock",
+        ],
+    );
     let wasm = guest_build::build(&root, "warden-component", "warden_component");
     guest_build::into_out_dir(&wasm, "warden_component");
 }

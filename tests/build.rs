@@ -4,7 +4,7 @@
 
 fn main() {
     let root = guest_build::workspace_root();
-    guest_build::watch(&root, &["wit", "tests/guests/hostile", "Cargo.lock"]);
+    guest_build::watch(&root, &["wit", "tests/guests/hostile", "crates/guest-rt", ".cargo/config.toml", "Cargo.lock"]);
     let wasm = guest_build::build(&root, "hostile-guest", "hostile_guest");
     guest_build::into_out_dir(&wasm, "hostile_guest");
 }

@@ -414,6 +414,38 @@ fn every_verdict_on_the_decision_tables_matches_the_golden_file() {
     );
 }
 
+/// Rounds of the shared table through one reused instance.
+const ROUNDS: usize = 25;
+/// The reused instance's memory cap: a few MiB above what one call needs, so
+/// memory that a call keeps (an allocator that does not give back what a
+/// call freed) traps within the rounds instead of passing unnoticed.
+const REUSED_MEMORY_CAP: usize = 12 * 1024 * 1024;
+
+#[test]
+fn one_reused_instance_answers_the_shared_table_round_after_round_as_fresh_instances_do() {
+    let doc: Value = serde_json::from_str(corpus::TOOL_CALL_TABLE).expect("the table is JSON");
+    let config = doc["config"].to_string();
+    let calls: Vec<ToolCall> =
+        doc["cases"].as_array().expect("cases").iter().map(|c| table_call(c, doc["cwd"].as_str())).collect();
+    let fresh = tool_table(&config, calls.clone());
+
+    let storage = Arc::new(Fresh::default());
+    let log = CapturedLog::default();
+    let mut opts = options(storage.clone(), &log);
+    opts.limits = Limits { pool: 1, memory_bytes: REUSED_MEMORY_CAP, ..Limits::default() };
+    let rt = Runtime::new(opts, &config).unwrap_or_else(|e| panic!("runtime did not start: {e}"));
+    for round in 0..ROUNDS {
+        for (i, (call, want)) in calls.iter().zip(&fresh).enumerate() {
+            storage.reset();
+            let got = json!({"input": call_input(call), "verdict": answer(&rt.check_tool_call(call))});
+            let mut diffs = Vec::new();
+            differences("", want, &got, &mut diffs);
+            assert!(diffs.is_empty(), "round {round}, case {i} {}:\n    {}", got["input"], diffs.join("\n    "));
+        }
+        assert_eq!(rt.idle_instances(), 1, "round {round}: the instance was discarded (a trap?)");
+    }
+}
+
 #[test]
 fn the_golden_comparison_names_each_changed_field() {
     let want = json!({"decision": "deny", "rule": "exec.recursive-delete", "signals": [{"name": "a"}]});

@@ -1,5 +1,6 @@
 //! The runtime pieces every `no_std` guest component of this workspace
-//! needs, in one place: the global allocator, a panic handler that traps, the
+//! needs, in one place: the global allocator (a per-call arena in front of
+//! dlmalloc, see `arena`), a panic handler that traps, the
 //! canonical ABI's `cabi_realloc`, and libc's `memcmp` family. On
 //! `wasm32-wasip2` these normally come from `std`; a `no_std` component, which
 //! imports nothing but its own world, provides them itself. Depending on this
@@ -10,12 +11,25 @@
 extern crate alloc;
 
 #[cfg(target_arch = "wasm32")]
+mod arena;
+
+#[cfg(target_arch = "wasm32")]
+pub use arena::persistent;
+
+/// Runs `f`; off WebAssembly there is no arena to keep out of.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn persistent<T>(f: impl FnOnce() -> T) -> T {
+    f()
+}
+
+#[cfg(target_arch = "wasm32")]
 #[global_allocator]
 static ALLOCATOR: Capped = Capped;
 
-/// dlmalloc, except that an allocation the host's memory cap refuses (its
-/// `memory.grow` returned -1) traps at once with [`out_of_memory`]'s own trap
-/// instead of unwinding into a generic panic.
+/// The per-call arena in front of dlmalloc ([`arena`]), except that an
+/// allocation the host's memory cap refuses (its `memory.grow` returned -1)
+/// traps at once with [`out_of_memory`]'s own trap instead of unwinding into a
+/// generic panic.
 #[cfg(target_arch = "wasm32")]
 struct Capped;
 
@@ -27,25 +41,26 @@ fn checked(ptr: *mut u8) -> *mut u8 {
     ptr
 }
 
-// SAFETY: every call is forwarded unchanged to dlmalloc's allocator; only a
-// null result (an allocation that failed) is turned into a trap.
+// SAFETY: every call is forwarded unchanged to the arena-then-dlmalloc
+// allocator; only a null result (an allocation that failed) is turned into a
+// trap.
 #[cfg(target_arch = "wasm32")]
 unsafe impl core::alloc::GlobalAlloc for Capped {
     unsafe fn alloc(&self, layout: core::alloc::Layout) -> *mut u8 {
         // SAFETY: the caller's contract is forwarded unchanged.
-        checked(unsafe { dlmalloc::GlobalDlmalloc.alloc(layout) })
+        checked(unsafe { arena::ArenaThenDlmalloc.alloc(layout) })
     }
     unsafe fn alloc_zeroed(&self, layout: core::alloc::Layout) -> *mut u8 {
         // SAFETY: the caller's contract is forwarded unchanged.
-        checked(unsafe { dlmalloc::GlobalDlmalloc.alloc_zeroed(layout) })
+        checked(unsafe { arena::ArenaThenDlmalloc.alloc_zeroed(layout) })
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: core::alloc::Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's contract is forwarded unchanged.
-        checked(unsafe { dlmalloc::GlobalDlmalloc.realloc(ptr, layout, new_size) })
+        checked(unsafe { arena::ArenaThenDlmalloc.realloc(ptr, layout, new_size) })
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: core::alloc::Layout) {
         // SAFETY: the caller's contract is forwarded unchanged.
-        unsafe { dlmalloc::GlobalDlmalloc.dealloc(ptr, layout) }
+        unsafe { arena::ArenaThenDlmalloc.dealloc(ptr, layout) }
     }
 }
 

@@ -72,8 +72,11 @@ fn configured<T>(f: impl FnOnce(&Warden) -> Result<T, warden_core::model::Policy
 
 struct Component;
 
-impl PolicyGuest for Component {
-    fn set_host_context(context: HostContext) -> Result<(), PolicyError> {
+/// The state-building exports, run inside [`guest_rt::persistent`]: what
+/// they build lives as long as the instance, so it stays out of the per-call
+/// arena.
+impl Component {
+    fn declare_host(context: HostContext) -> Result<(), PolicyError> {
         let log_level = context.log_level;
         let context = convert::host_context(context);
         context.validate().map_err(convert::policy_error)?;
@@ -85,8 +88,8 @@ impl PolicyGuest for Component {
         Ok(())
     }
 
-    fn configure(config: String) -> Result<ConfigReport, Vec<ConfigError>> {
-        match Warden::configure(&config) {
+    fn replace_policy(config: &str) -> Result<ConfigReport, Vec<ConfigError>> {
+        match Warden::configure(config) {
             Ok(mut warden) => {
                 if let Some(context) = HOST.0.borrow().as_ref() {
                     // Validated when it was declared, so this cannot fail.
@@ -102,6 +105,16 @@ impl PolicyGuest for Component {
             }
             Err(errors) => Err(errors.into_iter().map(|e| ConfigError { path: e.path, message: e.message }).collect()),
         }
+    }
+}
+
+impl PolicyGuest for Component {
+    fn set_host_context(context: HostContext) -> Result<(), PolicyError> {
+        guest_rt::persistent(|| Self::declare_host(context))
+    }
+
+    fn configure(config: String) -> Result<ConfigReport, Vec<ConfigError>> {
+        guest_rt::persistent(|| Self::replace_policy(&config))
     }
 
     fn check_turn(turn: Turn) -> TurnOutcome {
