@@ -84,10 +84,18 @@ impl Storage for MemoryStorage {
     ) -> Result<Vec<(String, Record)>, StorageError> {
         check_key(namespace, prefix)?;
         let map = self.map()?;
-        let hits = map.iter().filter(|((ns, k), _)| ns == namespace && k.starts_with(prefix));
+        // Keys holding the prefix sort together, from the prefix itself on.
+        let hits = map
+            .range((namespace.to_string(), prefix.to_string())..)
+            .take_while(|((ns, k), _)| ns == namespace && k.starts_with(prefix));
         let hits = hits.map(|((_, k), r)| (k.clone(), r.clone()));
         let limit = limit.min(MAX_LIST) as usize;
-        Ok(if reverse { hits.rev().take(limit).collect() } else { hits.take(limit).collect() })
+        Ok(if reverse {
+            let all: Vec<_> = hits.collect();
+            all.into_iter().rev().take(limit).collect()
+        } else {
+            hits.take(limit).collect()
+        })
     }
 
     fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
@@ -104,24 +112,38 @@ impl Storage for MemoryStorage {
             }
         }
         let mut map = self.map().map_err(BatchError::Failed)?;
-        let mut next = map.clone();
+        // Every condition is tested first, against the versions the batch's
+        // earlier writes leave; the writes apply only when all held (not on a
+        // copy of the map, which made a batch cost as much as the store).
+        let mut after: BTreeMap<(&str, &str), Option<u64>> = BTreeMap::new();
         for (i, write) in writes.iter().enumerate() {
             let (Write::Put { namespace, key, when, .. } | Write::Remove { namespace, key, when }) = write;
-            let k = (namespace.clone(), key.clone());
-            let current = next.get(&k).map(|r| r.version);
+            let k = (namespace.as_str(), key.as_str());
+            let current = match after.get(&k) {
+                Some(v) => *v,
+                None => map.get(&(namespace.clone(), key.clone())).map(|r| r.version),
+            };
             if !holds(current, *when) {
                 return Err(BatchError::Conflict(i as u32));
             }
+            let next = match write {
+                Write::Put { .. } => Some(current.map_or(1, |v| v + 1)),
+                Write::Remove { .. } => None,
+            };
+            after.insert(k, next);
+        }
+        for write in writes {
             match write {
-                Write::Put { value, .. } => {
-                    next.insert(k, Record { value: value.clone(), version: current.map_or(1, |v| v + 1) });
+                Write::Put { namespace, key, value, .. } => {
+                    let k = (namespace.clone(), key.clone());
+                    let version = map.get(&k).map_or(1, |r| r.version + 1);
+                    map.insert(k, Record { value: value.clone(), version });
                 }
-                Write::Remove { .. } => {
-                    next.remove(&k);
+                Write::Remove { namespace, key, .. } => {
+                    map.remove(&(namespace.clone(), key.clone()));
                 }
             }
         }
-        *map = next;
         Ok(())
     }
 }

@@ -79,10 +79,14 @@ impl MemoryStorage {
     }
 
     fn holds(current: Option<&Entry>, when: Condition) -> bool {
+        Self::holds_version(current.map(|e| e.version), when)
+    }
+
+    fn holds_version(current: Option<u64>, when: Condition) -> bool {
         match when {
             Condition::Any => true,
             Condition::Absent => current.is_none(),
-            Condition::Version(v) => current.is_some_and(|e| e.version == v),
+            Condition::Version(v) => current == Some(v),
         }
     }
 }
@@ -132,12 +136,18 @@ impl Storage for MemoryStorage {
     ) -> Result<Vec<(String, Entry)>, StorageError> {
         self.fail()?;
         let data = self.data.borrow();
+        // Keys holding the prefix sort together, from the prefix itself on.
         let matching = data
-            .iter()
-            .filter(|((ns, k), _)| ns == namespace && k.starts_with(prefix))
+            .range((namespace.to_string(), prefix.to_string())..)
+            .take_while(|((ns, k), _)| ns == namespace && k.starts_with(prefix))
             .map(|((_, k), e)| (k.clone(), e.clone()));
         let limit = limit as usize;
-        Ok(if reverse { matching.rev().take(limit).collect() } else { matching.take(limit).collect() })
+        Ok(if reverse {
+            let all: Vec<_> = matching.collect();
+            all.into_iter().rev().take(limit).collect()
+        } else {
+            matching.take(limit).collect()
+        })
     }
 
     fn commit(&self, writes: &[Write]) -> Result<(), BatchError> {
@@ -152,30 +162,41 @@ impl Storage for MemoryStorage {
                 return Err(BatchError::Conflict(writes.len().saturating_sub(1)));
             }
         }
-        // The writes apply to a copy that replaces the map only when all held.
-        let mut next = self.data.borrow().clone();
+        // Every condition is tested first, against the versions the batch's
+        // earlier writes leave; the writes apply only when all held. (Not a
+        // copy of the map: that made each batch cost as much as the store.)
+        let mut data = self.data.borrow_mut();
+        let mut after: BTreeMap<(String, String), Option<u64>> = BTreeMap::new();
         for (i, write) in writes.iter().enumerate() {
+            let (Write::Put { namespace, key, when, .. } | Write::Remove { namespace, key, when }) = write;
+            let k = (namespace.clone(), key.clone());
+            let current = match after.get(&k) {
+                Some(v) => *v,
+                None => data.get(&k).map(|e| e.version),
+            };
+            let vanished =
+                matches!(write, Write::Remove { .. }) && current.is_none() && matches!(when, Condition::Version(_));
+            if vanished || !Self::holds_version(current, *when) {
+                return Err(BatchError::Conflict(i));
+            }
+            let next = match write {
+                Write::Put { .. } => Some(current.map_or(1, |v| v + 1)),
+                Write::Remove { .. } => None,
+            };
+            after.insert(k, next);
+        }
+        for write in writes {
             match write {
-                Write::Put { namespace, key, value, when } => {
+                Write::Put { namespace, key, value, .. } => {
                     let k = (namespace.clone(), key.clone());
-                    let current = next.get(&k);
-                    if !Self::holds(current, *when) {
-                        return Err(BatchError::Conflict(i));
-                    }
-                    let version = current.map_or(1, |e| e.version + 1);
-                    next.insert(k, Entry { value: value.clone(), version });
+                    let version = data.get(&k).map_or(1, |e| e.version + 1);
+                    data.insert(k, Entry { value: value.clone(), version });
                 }
-                Write::Remove { namespace, key, when } => {
-                    let k = (namespace.clone(), key.clone());
-                    let current = next.get(&k);
-                    if current.is_none() && matches!(when, Condition::Version(_)) || !Self::holds(current, *when) {
-                        return Err(BatchError::Conflict(i));
-                    }
-                    next.remove(&k);
+                Write::Remove { namespace, key, .. } => {
+                    data.remove(&(namespace.clone(), key.clone()));
                 }
             }
         }
-        *self.data.borrow_mut() = next;
         *self.writes.borrow_mut() += writes.len();
         *self.commits.borrow_mut() += 1;
         Ok(())
