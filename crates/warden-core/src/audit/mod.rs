@@ -249,18 +249,33 @@ fn prune(
     head: &mut Head,
     writes: &mut Vec<Write>,
 ) -> Result<(), StorageError> {
-    let listed = storage.list(NAMESPACE, ENTRY_PREFIX, PRUNE_PER_APPEND as u32 + 1, false)?;
-    let oldest: Vec<(String, u64, Oldest)> = listed
-        .into_iter()
-        .filter_map(|(k, e)| {
-            let o: Oldest = serde_json::from_slice(&e.value).ok()?;
-            (seq_of_key(&k) == Some(o.seq) && o.seq >= head.floor && o.seq < new.seq).then_some((k, e.version, o))
-        })
-        .collect();
     let excess = kept_after.saturating_sub(config.max_entries);
+    let over_age = new.at_ms.saturating_sub(head.oldest_at_ms) > config.max_age_ms();
+    // Only the count is over: the oldest `excess` go (one an append, once the
+    // chain is full), so only they and the one after them are read. When
+    // the oldest is too old, how many are is found by reading them.
+    let most =
+        if over_age { PRUNE_PER_APPEND } else { usize::try_from(excess).unwrap_or(usize::MAX).min(PRUNE_PER_APPEND) };
+    let listed = storage.list(NAMESPACE, ENTRY_PREFIX, most as u32 + 1, false)?;
+    // The listing stopped short of its limit: no entry comes after these.
+    let chain_ends = listed.len() <= most;
+    let mut oldest: Vec<(String, u64, Oldest)> = Vec::new();
+    for (k, e) in listed {
+        let Ok(o) = serde_json::from_slice::<Oldest>(&e.value) else { continue };
+        if seq_of_key(&k) != Some(o.seq) || o.seq >= new.seq {
+            continue;
+        }
+        if o.seq < head.floor {
+            // Below the floor, outside the chain: removed with this batch so
+            // that it never again takes a place in the listing.
+            writes.push(Write::remove(NAMESPACE, &k, Condition::Version(e.version)));
+            continue;
+        }
+        oldest.push((k, e.version, o));
+    }
     let mut pruned = 0usize;
     for (i, (_, _, o)) in oldest.iter().enumerate() {
-        if i >= PRUNE_PER_APPEND {
+        if i >= most {
             break;
         }
         let too_many = (i as u64) < excess;
@@ -269,6 +284,12 @@ fn prune(
             break;
         }
         pruned = i + 1;
+    }
+    // Every entry read would go, but more may follow (the listing was cut at
+    // its limit and some of what it returned was not the chain's): the last
+    // one read stays as the floor rather than the new entry.
+    if pruned > 0 && pruned == oldest.len() && !chain_ends {
+        pruned -= 1;
     }
     let (floor_seq, floor_prev, oldest_at) = match oldest.get(pruned) {
         Some((_, _, o)) => (o.seq, o.prev.clone(), o.at_ms),

@@ -211,3 +211,69 @@ fn a_section_without_keep_inputs_keeps_only_digests() {
     assert_eq!(e[0].inputs.get("tool").map(String::as_str), Some("read"));
     assert_eq!(e[0].inputs.get("arguments").map(|d| d.len()), Some(32));
 }
+
+/// The fake storage, recording the limit of every listing of audit entries.
+#[derive(Default)]
+struct Listings {
+    inner: MemoryStorage,
+    limits: core::cell::RefCell<Vec<u32>>,
+}
+
+impl Storage for Listings {
+    fn get(&self, n: &str, k: &str) -> Result<Option<crate::ports::Entry>, StorageError> {
+        self.inner.get(n, k)
+    }
+    fn set(&self, n: &str, k: &str, v: &[u8], w: Condition) -> Result<u64, StorageError> {
+        self.inner.set(n, k, v, w)
+    }
+    fn delete(&self, n: &str, k: &str, w: Condition) -> Result<bool, StorageError> {
+        self.inner.delete(n, k, w)
+    }
+    fn list(&self, n: &str, p: &str, l: u32, r: bool) -> Result<Vec<(String, crate::ports::Entry)>, StorageError> {
+        if n == NAMESPACE && p == ENTRY_PREFIX {
+            self.limits.borrow_mut().push(l);
+        }
+        self.inner.list(n, p, l, r)
+    }
+    fn commit(&self, writes: &[Write]) -> Result<(), crate::ports::BatchError> {
+        self.inner.commit(writes)
+    }
+}
+
+#[test]
+fn a_full_chain_drops_its_oldest_entry_each_append_reading_only_it_and_the_next() {
+    let storage = Listings::default();
+    let (http, log) = (ScriptedHttp::unreachable(), VecLog::default());
+    let ports = Ports { http: &http, storage: &storage, log: &log };
+    let w = warden(json!({"tools": {}, "audit": {"maxEntries": 16}}), Some(7));
+    for i in 1..=40u64 {
+        w.check_tool_call(&ports, &read(i));
+        let report = w.audit_verify(&ports).unwrap_or_default();
+        let kept = i.min(16);
+        assert_eq!((report.ok, report.checked, report.head_seq), (true, kept, i), "after append {i}");
+        assert_eq!(report.floor_seq, i + 1 - kept, "after append {i}");
+    }
+    // `verify` lists one entry to find the chain; every other listing is an
+    // append's pruning, one for each of the 24 appends past the cap.
+    let pruning: Vec<u32> = storage.limits.borrow().iter().copied().filter(|&l| l != 1).collect();
+    assert_eq!(pruning, vec![2; 24], "an append at the cap lists its one entry to drop and the next");
+}
+
+#[test]
+fn an_entry_left_below_the_floor_is_removed_and_pruning_goes_on() {
+    let env = Env::new();
+    let w = warden(json!({"tools": {}, "audit": {"maxEntries": 16}}), Some(7));
+    for i in 1..=20 {
+        w.check_tool_call(&env.ports(), &read(i));
+    }
+    let stale = json!({"seq": 1, "atMs": T0}).to_string();
+    assert!(env.storage.set(NAMESPACE, &entry_key(1), stale.as_bytes(), Condition::Absent).is_ok());
+    for i in 21..=23 {
+        w.check_tool_call(&env.ports(), &read(i));
+    }
+    assert_eq!(env.storage.get(NAMESPACE, &entry_key(1)).ok().flatten(), None, "the stale entry is gone");
+    let report = w.audit_verify(&env.ports()).unwrap_or_default();
+    assert_eq!((report.ok, report.head_seq), (true, 23));
+    assert!(report.checked <= 17, "pruning went on: {report:?}");
+    assert!(entries(&env).len() <= 17);
+}
