@@ -174,9 +174,7 @@ impl Storage for MemoryStorage {
                 Some(v) => *v,
                 None => data.get(&k).map(|e| e.version),
             };
-            let vanished =
-                matches!(write, Write::Remove { .. }) && current.is_none() && matches!(when, Condition::Version(_));
-            if vanished || !Self::holds_version(current, *when) {
+            if !Self::holds_version(current, *when) {
                 return Err(BatchError::Conflict(i));
             }
             let next = match write {
