@@ -75,6 +75,28 @@ fn a_hit_names_the_detector_and_position_but_never_the_secret() {
 }
 
 #[test]
+fn a_label_in_the_text_before_a_secret_is_a_secret_of_its_own() {
+    let key = format!("AKIA{}", "Q2W3E4R5T6Y7U2I3");
+    for (before, first) in [
+        ("pwd:abc,def:ghi ", "labelled-secret at character 4"),
+        ("a,pwd:abcdefgh,b ", "labelled-secret at character 6"),
+        ("pwd:", "aws-access-key at character 4"),
+        ("pwd is ", "aws-access-key at character 7"),
+    ] {
+        let m = message(Direction::Outbound, format!("{before}{key} done").into_bytes());
+        let v = precheck(&m).expect_err("denied");
+        let rule =
+            if first.starts_with("labelled") { "dlp.secret.labelled-secret" } else { "dlp.secret.aws-access-key" };
+        assert_eq!((v.decision, v.rule.as_str()), (Decision::Deny, rule), "{before}");
+        assert_eq!(v.signals[0].detail, first, "{before}");
+        assert_eq!(
+            v.signals.last().map(|s| s.detail.as_str()),
+            Some(format!("aws-access-key at character {}", before.len()).as_str())
+        );
+    }
+}
+
+#[test]
 fn the_body_limit_is_exact_and_checked_before_decoding() {
     let at = message(Direction::Outbound, vec![b'a'; MAX_BODY_BYTES]);
     assert!(precheck(&at).is_ok());
@@ -168,6 +190,10 @@ proptest! {
         after in "[ ,.!?][a-z ]{0,40}",
     ) {
         prop_assume!(!["XXXX", "xxxx", "EXAMPLE", "example", "REDACTED", "redacted"].iter().any(|w| secret.contains(w)));
+        // The text around names no secret: `pwd:abc,def` in it is a labelled secret of its own
+        // (see `a_label_in_the_text_before_a_secret_is_a_secret_of_its_own`).
+        prop_assume!(!super::labelled::LABEL_PIECES.iter().any(|p| before.as_bytes().windows(p.len()).any(|w| w == *p)
+            || after.as_bytes().windows(p.len()).any(|w| w == *p)));
         // OpenAI keys must mix cases and digits.
         prop_assume!(detector != detectors::names::OPENAI_KEY
             || (secret.bytes().any(|b| b.is_ascii_uppercase()) && secret[3..].bytes().any(|b| b.is_ascii_lowercase())));
