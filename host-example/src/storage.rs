@@ -206,8 +206,14 @@ fn create(path: &Path) -> Result<(), StorageError> {
     let failed =
         |e: &dyn std::fmt::Display| StorageError::Unavailable(format!("cannot create the database `{shown}`: {e}"));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // Threads of one process may create the same database at once: the temporary
+    // name is unique within the process and claimed exclusively, so no two build in
+    // one file or remove the journal of a database another still has open.
+    static CREATED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let temp = path.with_file_name(format!(".{name}.{}.{nanos}.new", std::process::id()));
+    let n = CREATED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = path.with_file_name(format!(".{name}.{}.{n}.{nanos}.new", std::process::id()));
+    std::fs::OpenOptions::new().write(true).create_new(true).open(&temp).map_err(|e| failed(&e))?;
     let made = (|| -> Result<(), rusqlite::Error> {
         let conn = Connection::open(&temp)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -580,6 +586,51 @@ mod tests {
         match SqliteStorage::open(dir.path().join("t.db")) {
             Ok(s) => (dir, s),
             Err(e) => unreachable!("open failed: {e}"),
+        }
+    }
+
+    #[test]
+    fn threads_creating_one_new_database_at_once_share_it_and_lose_nothing() {
+        const THREADS: usize = 6;
+        const WRITES: usize = 20;
+        for round in 0..8 {
+            let dir = match tempfile::tempdir() {
+                Ok(d) => d,
+                Err(e) => unreachable!("temp dir: {e}"),
+            };
+            let file = dir.path().join("warden.db");
+            let gate = std::sync::Arc::new(std::sync::Barrier::new(THREADS));
+            let threads: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let (file, gate) = (file.clone(), gate.clone());
+                    std::thread::spawn(move || -> Result<usize, String> {
+                        gate.wait();
+                        let s = SqliteStorage::open(&file).map_err(|e| format!("open: {e}"))?;
+                        for i in 0..WRITES {
+                            let key = format!("t{t}/{i}");
+                            s.set("n", &key, key.as_bytes(), Condition::Absent)
+                                .map_err(|e| format!("set {key}: {e}"))?;
+                        }
+                        Ok(WRITES)
+                    })
+                })
+                .collect();
+            for t in threads {
+                assert_eq!(
+                    t.join().map_err(|_| "thread panicked".to_string()).and_then(|r| r),
+                    Ok(WRITES),
+                    "round {round}"
+                );
+            }
+            let s = match SqliteStorage::open(&file) {
+                Ok(s) => s,
+                Err(e) => unreachable!("reopen: {e}"),
+            };
+            assert_eq!(s.list("n", "", 10_000, false).map(|r| r.len()), Ok(THREADS * WRITES), "round {round}");
+            let left: Vec<String> = std::fs::read_dir(dir.path())
+                .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+                .unwrap_or_default();
+            assert!(left.iter().all(|f| !f.contains(".new")), "round {round}: no temporary database left: {left:?}");
         }
     }
 

@@ -5,8 +5,10 @@
 // here throws into the component.
 
 import { DatabaseSync } from "node:sqlite";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { threadId } from "node:worker_threads";
 
 /** Largest value a record may hold, in bytes (1 MiB). */
 export const MAX_VALUE_BYTES = 1024 * 1024;
@@ -39,7 +41,11 @@ const unavailable = (message) => err({ tag: "unavailable", val: message });
  * half-made database and two starting together share one.
  */
 function create(file) {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.new`);
+  // Every guard worker is a thread of one process and they start together: the
+  // temporary name is claimed exclusively (`wx`), so no two of them ever build in
+  // one file, or remove the journal of a database another still has open.
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${threadId}.${randomUUID()}.new`);
+  fs.closeSync(fs.openSync(temp, "wx", 0o600));
   try {
     const db = new DatabaseSync(temp);
     db.exec("PRAGMA journal_mode = WAL;");

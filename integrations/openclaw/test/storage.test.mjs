@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { SqliteStorage, MAX_VALUE_BYTES, MAX_KEY_BYTES } from "../src/storage.js";
 
 function tempStorage() {
@@ -185,4 +186,49 @@ test("a_database_of_an_earlier_warden_is_marked_and_kept", async () => {
   assert.equal(Number(Object.values(check.prepare("PRAGMA application_id").get())[0]), 0x57444e31);
   assert.equal(Number(Object.values(check.prepare("PRAGMA user_version").get())[0]), 1);
   check.close();
+});
+
+// Guard workers are threads of one process that start together, each opening
+// the plugin's database: on a new file all of them create it at once.
+const OPENER = `
+  const { parentPort, workerData } = require("node:worker_threads");
+  const { file, gate, storageUrl, writes } = workerData;
+  import(storageUrl).then(({ SqliteStorage }) => {
+    Atomics.wait(new Int32Array(gate), 0, 0);
+    const s = new SqliteStorage(file);
+    const results = [];
+    for (let i = 0; i < writes; i++) {
+      const key = workerData.name + "/" + i;
+      results.push(s.set("n", key, new TextEncoder().encode(key), { tag: "absent" }).tag);
+      results.push(s.get("n", key).tag);
+    }
+    s.close();
+    parentPort.postMessage(results);
+  });
+`;
+
+test("guard_workers_creating_one_new_database_at_once_share_it_and_lose_nothing", async () => {
+  const WORKERS = 6;
+  const WRITES = 20;
+  const storageUrl = new URL("../src/storage.js", import.meta.url).href;
+  for (let round = 0; round < 8; round++) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "warden-openers-"));
+    const file = path.join(dir, "warden.db");
+    const gate = new SharedArrayBuffer(4);
+    const workers = Array.from({ length: WORKERS }, (_, w) => new Worker(OPENER, { eval: true, workerData: { file, gate, storageUrl, writes: WRITES, name: `w${w}` } }));
+    const done = workers.map((w) => new Promise((resolve, reject) => (w.once("message", resolve), w.once("error", reject))));
+    // Every worker waits at the gate before it opens the database; all are let through at once.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    Atomics.store(new Int32Array(gate), 0, 1);
+    Atomics.notify(new Int32Array(gate), 0);
+    const results = await Promise.all(done);
+    for (const r of results) assert.deepEqual(r, Array(2 * WRITES).fill("ok"), `round ${round}: every write and read answered`);
+    const s = new SqliteStorage(file);
+    const listed = s.list("n", "", 10_000, false);
+    assert.equal(listed.tag, "ok");
+    assert.equal(listed.val.length, WORKERS * WRITES, `round ${round}: every write is in the one database`);
+    s.close();
+    const leftovers = fs.readdirSync(dir).filter((f) => f.endsWith(".new") || f.includes(".new-"));
+    assert.deepEqual(leftovers, [], `round ${round}: no temporary database is left behind`);
+  }
 });
