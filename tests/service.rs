@@ -514,3 +514,70 @@ fn post_scan_answers_the_findings_and_refuses_an_unknown_kind() {
     let (status, _) = post(&s, "/v1/scan", None, &body.to_string());
     assert_eq!(status, 401);
 }
+
+/// A classifier that accepts connections and never answers, counting them.
+struct SilentClassifier {
+    addr: SocketAddr,
+    accepted: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl SilentClassifier {
+    fn start() -> SilentClassifier {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = accepted.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming().flatten() {
+                held.push(stream);
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        SilentClassifier { addr, accepted }
+    }
+}
+
+#[test]
+fn checks_that_wait_on_the_network_leave_the_service_answering_other_requests() {
+    // Small checks over local storage run on the async workers; a check that can wait on an HTTP
+    // destination must not, or as many hung classifier calls as there are workers would stall the service.
+    use std::sync::atomic::Ordering;
+    let classifier = SilentClassifier::start();
+    let key = tempfile::NamedTempFile::new().expect("key file");
+    std::fs::write(key.path(), "test-key").expect("write key");
+    let config = json!({
+        "destinations": [{"name": "classifier", "baseUrl": format!("http://{}/v1", classifier.addr), "credential": {"file": key.path()}}],
+        "dlp": {"classifier": {"destination": "classifier", "model": "gpt-4o-mini-2024-07-18", "timeoutMs": 3000}},
+    });
+    let (s, _rt) = start(&config.to_string(), 1 << 20);
+    let hung = 4; // the service's `concurrency`, and at least as many as this machine has workers
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let checks: Vec<_> = (0..hung)
+        .map(|i| {
+            let (addr, done) = (s.addr, done.clone());
+            std::thread::spawn(move || {
+                let message = json!({"channel": "slack", "recipient": format!("U-{i}"), "body": "the report is ready", "nowMs": T0});
+                let mut resp = agent()
+                    .post(format!("http://{addr}/v1/check/outbound"))
+                    .header("authorization", format!("Bearer {TOKEN}"))
+                    .send(message.to_string())
+                    .expect("request");
+                let v: Value = serde_json::from_str(&resp.body_mut().read_to_string().expect("body")).expect("json");
+                done.fetch_add(1, Ordering::SeqCst);
+                (resp.status().as_u16(), v)
+            })
+        })
+        .collect();
+    while classifier.accepted.load(Ordering::SeqCst) < hung {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let (status, health) = get(&s, "/v1/health", None);
+    assert_eq!(status, 200, "{health}");
+    assert_eq!(done.load(Ordering::SeqCst), 0, "health was answered while every check still waited on the classifier");
+    for check in checks {
+        let (status, v) = check.join().expect("a check thread");
+        assert_eq!(status, 200, "{v}");
+        assert_eq!((v["decision"].as_str(), v["rule"].as_str()), (Some("deny"), Some("dlp.guard-failure")), "{v}");
+    }
+}

@@ -95,6 +95,12 @@ impl HttpGateway {
         }
     }
 
+    /// Whether any destination is allowed: without one, every request is
+    /// refused at once and a call never waits on the network.
+    pub fn reaches_anything(&self) -> bool {
+        !self.destinations.is_empty()
+    }
+
     /// Cancels every request in flight and refuses new ones with `cancelled`
     /// (the host is stopping, or the session ended), until [`resume`](Self::resume).
     pub fn cancel(&self) {

@@ -421,6 +421,13 @@ impl Runtime {
         &self.report
     }
 
+    /// Whether a call can wait only on this machine: no HTTP destination is
+    /// allowed and the storage is local (SQLite or memory), so a call takes
+    /// guest CPU time (bounded by [`Limits::cpu`]) and local storage time.
+    pub fn waits_only_on_this_machine(&self) -> bool {
+        !self.http.reaches_anything() && !self.storage.over_network()
+    }
+
     /// Cancels the component's HTTP requests in flight and refuses new ones
     /// (answered `cancelled`), for a host that is stopping.
     pub fn cancel_requests(&self) {

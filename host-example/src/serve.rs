@@ -9,10 +9,19 @@
 //! `max_connections` connections are open at once (the next one is answered
 //! 503 and closed), and at most `max_inflight_body_bytes` of request bodies
 //! are being read or checked at once (a request that would pass it is
-//! answered 503 before its body is read). Checks run on blocking threads
-//! against the runtime's instance pool, at most `concurrency` at a time, so
-//! concurrent requests are served in parallel without unbounded instance
-//! growth. A `nowMs` far from the host's clock ([`crate::clock`]) is refused
+//! answered 503 before its body is read). Checks run against the runtime's
+//! instance pool, at most `concurrency` at a time, so concurrent requests are
+//! served in parallel without unbounded instance growth. A check of a body
+//! of at most [`INLINE_MAX_BODY_BYTES`] whose runtime can wait only on this
+//! machine (no HTTP destination allowed, local storage: see
+//! [`Runtime::waits_only_on_this_machine`]) runs on the async worker that read
+//! it: handing it to a blocking thread and back costs more than the typical
+//! check itself. Such a check holds its worker for its guest CPU time, which the
+//! analyser's limits keep to milliseconds on bodies that size and
+//! [`crate::runtime::Limits::cpu`] bounds in any case, plus any wait for
+//! SQLite's write lock held by another process (at most
+//! [`crate::storage::BUSY_TIMEOUT`]). Every other call runs on a blocking
+//! thread. A `nowMs` far from the host's clock ([`crate::clock`]) is refused
 //! with 400 unless the service runs with `--replay`. The OpenAPI document is
 //! `host-example/openapi.json`, also served at
 //! `GET /v1/openapi.json`.
@@ -293,6 +302,33 @@ fn call_error(e: crate::CallError) -> ApiError {
     error(status, e.to_string())
 }
 
+/// Largest request body whose check may run on the async worker that read it, in bytes.
+pub const INLINE_MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// Runs a check of a `body_bytes` long request once a permit is free: on this
+/// async worker when the body is small and the runtime can wait only on this
+/// machine, else on a blocking thread.
+async fn quick<R: Send + 'static>(
+    state: &Shared,
+    body_bytes: usize,
+    f: impl FnOnce(&Runtime) -> R + Send + 'static,
+) -> Result<R, ApiError> {
+    let _permit = state
+        .permits
+        .acquire()
+        .await
+        .map_err(|_| error(StatusCode::SERVICE_UNAVAILABLE, "the service is shutting down"))?;
+    let runtime = state.current();
+    if body_bytes <= INLINE_MAX_BODY_BYTES && runtime.waits_only_on_this_machine() {
+        // A panic is answered as a failed blocking thread's is, not by dropping the connection.
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&runtime)))
+            .map_err(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "check thread failed: the check panicked"));
+    }
+    tokio::task::spawn_blocking(move || f(&runtime))
+        .await
+        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, format!("check thread failed: {e}")))
+}
+
 /// Runs `f` on a blocking thread once a permit is free.
 async fn blocking<R: Send + 'static>(
     state: &Shared,
@@ -491,30 +527,34 @@ async fn scan(State(state): State<Shared>, body: Body) -> Result<Response, ApiEr
 }
 
 async fn check_tool(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let size = body.as_ref().map_or(0, Bytes::len);
     let call: json::ToolCallJson = parse(&state, body)?;
     let call = call.into();
-    let verdict = blocking(&state, move |rt| rt.check_tool_call(&call)).await?;
+    let verdict = quick(&state, size, move |rt| rt.check_tool_call(&call)).await?;
     Ok(axum::Json(VerdictJson::from(&verdict)).into_response())
 }
 
 async fn check_outbound(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let size = body.as_ref().map_or(0, Bytes::len);
     let message: json::OutboundJson = parse(&state, body)?;
     let message = message.into_wit().map_err(|e| error(StatusCode::BAD_REQUEST, e))?;
-    let verdict = blocking(&state, move |rt| rt.check_outbound(&message)).await?;
+    let verdict = quick(&state, size, move |rt| rt.check_outbound(&message)).await?;
     Ok(axum::Json(VerdictJson::from(&verdict)).into_response())
 }
 
 async fn check_tool_result(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let size = body.as_ref().map_or(0, Bytes::len);
     let result: json::ToolResultJson = parse(&state, body)?;
     let result = result.into();
-    let observation = blocking(&state, move |rt| rt.observe_tool_result(&result)).await?.map_err(call_error)?;
+    let observation = quick(&state, size, move |rt| rt.observe_tool_result(&result)).await?.map_err(call_error)?;
     Ok(axum::Json(json::ObservationJson::from(&observation)).into_response())
 }
 
 async fn check_turn(State(state): State<Shared>, body: Body) -> Result<Response, ApiError> {
+    let size = body.as_ref().map_or(0, Bytes::len);
     let turn: json::TurnJson = parse(&state, body)?;
     let turn = turn.into();
-    let outcome = blocking(&state, move |rt| rt.check_turn(&turn)).await?;
+    let outcome = quick(&state, size, move |rt| rt.check_turn(&turn)).await?;
     Ok(axum::Json(TurnOutcomeJson::from(&outcome)).into_response())
 }
 

@@ -128,6 +128,12 @@ pub trait Storage: Send + Sync {
     /// Applies every write in order, each condition tested against the state
     /// the earlier writes left, or none of them.
     fn commit(&self, writes: &[Write]) -> Result<(), BatchError>;
+    /// Whether a call may wait on another machine (a database server) rather
+    /// than only on this process and its files. `warden serve` runs checks on
+    /// its own threads only over storage that does not.
+    fn over_network(&self) -> bool {
+        false
+    }
 }
 
 /// Records in a SQLite file.

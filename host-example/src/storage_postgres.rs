@@ -431,6 +431,10 @@ async fn migrate(client: &mut Object) -> Result<(), StorageError> {
 }
 
 impl Storage for PostgresStorage {
+    fn over_network(&self) -> bool {
+        true
+    }
+
     fn get(&self, namespace: &str, key: &str) -> Result<Option<Record>, StorageError> {
         check_key(namespace, key)?;
         let (ns, k) = (namespace.as_bytes().to_vec(), key.as_bytes().to_vec());
