@@ -305,12 +305,12 @@ fn call_error(e: crate::CallError) -> ApiError {
 /// Largest request body whose check may run on the async worker that read it, in bytes.
 pub const INLINE_MAX_BODY_BYTES: usize = 16 * 1024;
 
-/// Runs a check of a `body_bytes` long request once a permit is free: on this
-/// async worker when the body is small and the runtime can wait only on this
-/// machine, else on a blocking thread.
-async fn quick<R: Send + 'static>(
+/// Runs `f` once a permit is free: on this async worker for a check of a
+/// request body of `inline_body` bytes, at most [`INLINE_MAX_BODY_BYTES`],
+/// whose runtime can wait only on this machine; else on a blocking thread.
+async fn on_runtime<R: Send + 'static>(
     state: &Shared,
-    body_bytes: usize,
+    inline_body: Option<usize>,
     f: impl FnOnce(&Runtime) -> R + Send + 'static,
 ) -> Result<R, ApiError> {
     let _permit = state
@@ -319,7 +319,7 @@ async fn quick<R: Send + 'static>(
         .await
         .map_err(|_| error(StatusCode::SERVICE_UNAVAILABLE, "the service is shutting down"))?;
     let runtime = state.current();
-    if body_bytes <= INLINE_MAX_BODY_BYTES && runtime.waits_only_on_this_machine() {
+    if inline_body.is_some_and(|n| n <= INLINE_MAX_BODY_BYTES) && runtime.waits_only_on_this_machine() {
         // A panic is answered as a failed blocking thread's is, not by dropping the connection.
         return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&runtime)))
             .map_err(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "check thread failed: the check panicked"));
@@ -329,20 +329,21 @@ async fn quick<R: Send + 'static>(
         .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, format!("check thread failed: {e}")))
 }
 
+/// Runs a check of a `body_bytes` long request (see [`on_runtime`]).
+async fn quick<R: Send + 'static>(
+    state: &Shared,
+    body_bytes: usize,
+    f: impl FnOnce(&Runtime) -> R + Send + 'static,
+) -> Result<R, ApiError> {
+    on_runtime(state, Some(body_bytes), f).await
+}
+
 /// Runs `f` on a blocking thread once a permit is free.
 async fn blocking<R: Send + 'static>(
     state: &Shared,
     f: impl FnOnce(&Runtime) -> R + Send + 'static,
 ) -> Result<R, ApiError> {
-    let _permit = state
-        .permits
-        .acquire()
-        .await
-        .map_err(|_| error(StatusCode::SERVICE_UNAVAILABLE, "the service is shutting down"))?;
-    let runtime = state.current();
-    tokio::task::spawn_blocking(move || f(&runtime))
-        .await
-        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, format!("check thread failed: {e}")))
+    on_runtime(state, None, f).await
 }
 
 /// A body as the extractor gave it: too large is 413, anything else unreadable is 400.
