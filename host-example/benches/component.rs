@@ -83,12 +83,26 @@ fn turn() -> Turn {
 
 /// A status update of about 600 bytes with nothing secret in it.
 fn outbound() -> OutboundMessage {
-    let body = "The nightly build finished at 02:14 UTC. 1,284 tests passed, 3 were skipped and none failed. \
+    message(STATUS_UPDATE)
+}
+
+/// The 32 KiB body the measurement suite times: its paragraph, repeated.
+fn outbound_32_kib() -> OutboundMessage {
+    let paragraph = "The nightly build finished at 02:14 UTC. 1,284 tests passed, 3 were skipped and none failed. \
+        The release branch is now 12 commits ahead of main; the largest change is the new retry logic in the upload \
+        worker (see PR 4521). Disk use on the build agents is at 61%, and the cache hit rate was 87% last week. ";
+    let body: String = paragraph.chars().cycle().take(32 * 1024).collect();
+    message(&body)
+}
+
+const STATUS_UPDATE: &str = "The nightly build finished at 02:14 UTC. 1,284 tests passed, 3 were skipped and none failed. \
      The release branch is now 12 commits ahead of main; the largest change is the new retry logic in \
      the upload worker (see PR 4521). Disk use on the build agents is at 61%, and the cache hit rate \
      was 87% over the last week. Next steps: review the two open dependency updates, rotate the \
      on-call schedule for December, and confirm the freeze date with the release managers. \
      Reply here if anything looks off, or ping the channel before 17:00 so we can plan tomorrow.";
+
+fn message(body: &str) -> OutboundMessage {
     let request = serde_json::json!({
         "channel": "slack", "recipient": "C0123", "body": body, "sessionId": "s1", "nowMs": T0
     });
@@ -113,6 +127,13 @@ fn bench_runtime(c: &mut Criterion, group_name: &str, runtime: &Runtime) {
     group.bench_function("check-outbound: DLP pre-checks only", |b| {
         b.iter(|| runtime.check_outbound(black_box(&message)))
     });
+    let large = outbound_32_kib();
+    let v = runtime.check_outbound(&large);
+    assert_eq!((decision_name(v.decision), v.rule.as_str()), ("allow", "dlp.pre-checks-passed"), "{}", v.reason);
+    group.throughput(criterion::Throughput::Bytes(32 * 1024));
+    group.bench_function("check-outbound: DLP throughput, 32 KiB body", |b| {
+        b.iter(|| runtime.check_outbound(black_box(&large)))
+    });
     group.finish();
     assert_eq!(runtime.idle_instances(), 1, "every call reused the one pooled instance");
 }
@@ -126,7 +147,7 @@ fn bench(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // Ten benchmarks: about five seconds each keeps the whole run under a minute.
+    // Twelve benchmarks: about five seconds each keeps the whole run under a minute.
     config = Criterion::default()
         .sample_size(40)
         .warm_up_time(Duration::from_secs(1))

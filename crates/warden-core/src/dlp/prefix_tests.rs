@@ -50,6 +50,25 @@ fn the_one_pass_finds_what_comparing_at_every_position_finds_on_every_data_file_
 }
 
 #[test]
+fn a_string_across_the_middle_of_a_long_text_is_found_once_by_the_two_walks() {
+    // Long texts are walked as two halves; every string, placed at every
+    // position from wholly before the middle to wholly after it.
+    for (id, pattern) in patterns().enumerate() {
+        for len in [512usize, 777] {
+            let mid = len / 2;
+            for at in mid.saturating_sub(pattern.len() + 1)..=mid + 1 {
+                let mut text = vec![b'q'; len];
+                text[at..at + pattern.len()].copy_from_slice(&pattern);
+                let found = Found::in_text(&text);
+                let here = found.all().iter().filter(|&&hit| hit == (id, at)).count();
+                assert_eq!(here, 1, "{} at {at} of {len}", String::from_utf8_lossy(&pattern));
+                assert!(found.all().windows(2).all(|w| w[0] != w[1]), "a hit reported twice: {:?}", found.all());
+            }
+        }
+    }
+}
+
+#[test]
 fn overlapping_prefixes_are_each_found() {
     let text = b"sk-ant-api03-ACCAKIA-us-usSG.xoxb-xoxp-";
     let found = Found::in_text(text);
@@ -185,6 +204,17 @@ proptest! {
     #[test]
     fn the_one_pass_finds_what_comparing_at_every_position_finds(parts in proptest::collection::vec(fragment(), 0..24)) {
         let text = parts.concat();
+        let (found, naive) = (Found::in_text(text.as_bytes()), naive(text.as_bytes()));
+        prop_assert_eq!(found.all(), naive.as_slice());
+    }
+
+    #[test]
+    fn the_two_walks_of_a_long_text_find_what_comparing_at_every_position_finds(
+        before in proptest::collection::vec(fragment(), 0..12),
+        filler in "[A-Za-z ]{480,640}",
+        after in proptest::collection::vec(fragment(), 0..12),
+    ) {
+        let text = format!("{}{filler}{}", before.concat(), after.concat());
         let (found, naive) = (Found::in_text(text.as_bytes()), naive(text.as_bytes()));
         prop_assert_eq!(found.all(), naive.as_slice());
     }

@@ -25,6 +25,7 @@ use super::detectors::PLACEHOLDER_WORDS;
 use super::vendors::ROWS;
 use crate::prelude::*;
 use aho_corasick::automaton::Automaton as _;
+use aho_corasick::automaton::StateID;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
 use once_cell::race::OnceBox;
@@ -182,22 +183,74 @@ fn build() -> Option<DFA> {
         .ok()
 }
 
+/// Texts shorter than this are searched by one walk of the automaton; longer
+/// ones by two walks, over each half, at once.
+const INTERLEAVE_MIN_BYTES: usize = 512;
+
 /// Every occurrence of every string, by one step of the automaton a byte;
 /// `None` if the automaton cannot search (it always can; see the module notes).
+///
+/// A long text is walked as two halves side by side. One walk waits on its
+/// last transition before it can take the next (a chain of dependent loads);
+/// walks over different halves do not wait on each other, so the processor
+/// overlaps them. Measured on 32 KiB through the component: two walks are
+/// about 13% faster than one; three and four were slower than two there
+/// (faster natively), so two it is. The second walk starts
+/// `max_pattern_len - 1` bytes before its half, so an occurrence ending in
+/// the half lies wholly in what it read, and it reports only what ends in its
+/// half: each occurrence is found once, by the walk of the half it ends in.
 fn search(dfa: &DFA, bytes: &[u8], hits: &mut Vec<(usize, usize)>) -> Option<()> {
-    let mut sid = dfa.start_state(Anchored::No).ok()?;
+    let start = dfa.start_state(Anchored::No).ok()?;
+    let overlap = dfa.max_pattern_len().saturating_sub(1);
+    if bytes.len() < INTERLEAVE_MIN_BYTES.max(2 * (overlap + 1)) {
+        return walk(dfa, bytes, 0, 0, start, hits);
+    }
+    let mid = bytes.len() / 2;
+    let from = mid - overlap;
+    let (first, second) = (bytes.get(..mid)?, bytes.get(from..)?);
+    let (mut one, mut two) = (start, start);
+    // `second` is the longer: it finishes alone.
+    for (i, (&a, &b)) in first.iter().zip(second).enumerate() {
+        one = dfa.next_state(Anchored::No, one, a);
+        two = dfa.next_state(Anchored::No, two, b);
+        if dfa.is_special(one) {
+            report(dfa, one, i, hits)?;
+        }
+        if dfa.is_special(two) && i >= overlap {
+            report(dfa, two, from + i, hits)?;
+        }
+    }
+    walk(dfa, second.get(first.len()..)?, from + first.len(), mid, two, hits)
+}
+
+/// Walks `bytes`, which sit at `offset` in the text, from state `sid`,
+/// reporting the occurrences that end at or after `report_from`.
+fn walk(
+    dfa: &DFA,
+    bytes: &[u8],
+    offset: usize,
+    report_from: usize,
+    mut sid: StateID,
+    hits: &mut Vec<(usize, usize)>,
+) -> Option<()> {
     for (i, &b) in bytes.iter().enumerate() {
         sid = dfa.next_state(Anchored::No, sid, b);
-        if dfa.is_special(sid) {
-            if dfa.is_dead(sid) {
-                return None;
-            }
-            for k in 0..dfa.match_len(sid) {
-                let pattern = dfa.match_pattern(sid, k);
-                let start = (i + 1).checked_sub(dfa.pattern_len(pattern))?;
-                hits.push((pattern.as_usize(), start));
-            }
+        if dfa.is_special(sid) && offset + i >= report_from {
+            report(dfa, sid, offset + i, hits)?;
         }
+    }
+    Some(())
+}
+
+/// Records the occurrences of the match state `sid`, reached on the byte at `at`.
+fn report(dfa: &DFA, sid: StateID, at: usize, hits: &mut Vec<(usize, usize)>) -> Option<()> {
+    if dfa.is_dead(sid) {
+        return None;
+    }
+    for k in 0..dfa.match_len(sid) {
+        let pattern = dfa.match_pattern(sid, k);
+        let start = (at + 1).checked_sub(dfa.pattern_len(pattern))?;
+        hits.push((pattern.as_usize(), start));
     }
     Some(())
 }
