@@ -724,7 +724,7 @@ fn serve_load_on(plan: &Plan, binary: &Path, storage: Option<&str>) -> Value {
     json!({
         "connections": CONNECTIONS, "requests": total, "failed": failed,
         "requests_per_s": (total as f64 / elapsed.as_secs_f64()).round(),
-        "p50_ms": round(s.p50 / 1000.0 * 100.0) / 100.0, "p99_ms": (s.p99 / 10.0).round() / 100.0,
+        "p50_ms": (s.p50 * 10.0).round() / 10_000.0, "p99_ms": (s.p99 / 10.0).round() / 100.0,
         "storage": "sqlite", "request": "typical shell call",
     })
 }
