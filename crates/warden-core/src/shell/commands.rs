@@ -21,6 +21,7 @@ use super::ast::*;
 use super::decode;
 use super::interpreters::Effect;
 use super::print;
+use super::programs::{Class, Table};
 use super::secrets::{self, SecretOutput};
 use super::wrappers::{self, Runs, Unwrap};
 use crate::paths;
@@ -355,13 +356,13 @@ fn interpreter(program: &str) -> Option<&'static [&'static str]> {
 }
 
 /// Programs whose written operands are not also read.
-const WRITES_WITHOUT_READING: &[&str] = &[
+pub(crate) const WRITES_WITHOUT_READING: &[&str] = &[
     "cp", "install", "ln", "rsync", "tee", "dd", "truncate", "shred", "rm", "rmdir", "unlink", "chmod", "chown",
     "chgrp",
 ];
 
 /// Programs whose operands are not files they read.
-const NOT_READERS: &[&str] = &[
+pub(crate) const NOT_READERS: &[&str] = &[
     "echo", "printf", "true", "false", ":", "test", "[", "[[", "basename", "dirname", "which", "type", "command",
     "export", "declare", "local", "readonly", "typeset", "unset", "alias", "cd", "pushd", "mkdir", "touch", "sleep",
     "kill", "pkill", "ssh-add",
@@ -979,6 +980,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             state_for.cwd = cwd.map(Rc::from);
         }
         let program: &str = argv.first().and_then(Arg::known).map(basename).unwrap_or_default();
+        let class = Class::of(program);
         let operands_from = 1;
         // The words go into the invocation when it is recorded; nothing reads them there before.
         let mut inv = self.invocation(Vec::new(), redirs, &state_for, &frame, segment);
@@ -1034,7 +1036,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 Unwrap::Program(_) | Unwrap::Joined(_) | Unwrap::Nothing => {}
             }
-        } else if SHELLS.contains(&program) {
+        } else if class.is(Table::Shell) {
             match shell_runs(&argv) {
                 ShellRuns::Code(word, positional) => {
                     let via = format!("{program} -c");
@@ -1160,7 +1162,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 
         // Paths read and written.
         let reads_operands =
-            !NOT_READERS.contains(&program) && !program.is_empty() && !super::metadata::only_metadata(program, &argv);
+            !class.is(Table::NotReader) && !program.is_empty() && !super::metadata::only_metadata(program, &argv);
         let mut skip_next = false;
         for a in argv.iter().skip(operands_from) {
             if skip_next {
@@ -1187,7 +1189,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             let path = self.normalize(&target, &state_for);
             inv.writes.push(path);
         }
-        if WRITES_WITHOUT_READING.contains(&program) {
+        if class.is(Table::WritesWithoutReading) {
             // `cp a dest`, `dd of=dest`, `rm x`: the destination is written, not read.
             inv.reads.retain(|p| !inv.writes.contains(p));
         }
@@ -1199,7 +1201,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
 
         // Downloads to files that may run later.
-        if DOWNLOADERS.contains(&program) {
+        if class.is(Table::Downloader) {
             let mut files: Vec<String> = downloaded_files(program, &argv);
             for r in &inv.redirects {
                 if r.op.writes()

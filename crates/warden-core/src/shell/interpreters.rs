@@ -779,7 +779,7 @@ fn interactive_shell(command: &str) -> bool {
     let words: Vec<&str> = command.split_whitespace().map(|w| w.trim_matches('\'')).collect();
     let Some(program) = words.first() else { return false };
     let name = program.rsplit('/').next().unwrap_or(program);
-    super::commands::SHELLS.contains(&name)
+    super::programs::Class::of(name).is(super::programs::Table::Shell)
         && !words.iter().skip(1).any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('c'))
         && words.iter().skip(1).all(|w| {
             w.starts_with('-')

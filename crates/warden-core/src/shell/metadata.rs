@@ -29,7 +29,8 @@ const FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fprintf", "-fls"];
 /// Whether `program`'s operands are only looked at.
 pub fn only_metadata(program: &str, argv: &[Arg]) -> bool {
     // `tree --fromfile` prints the lines of the files it is given.
-    METADATA_ONLY.contains(&program) && !(program == "tree" && argv.iter().any(|a| a.known() == Some("--fromfile")))
+    super::programs::Class::of(program).is(super::programs::Table::MetadataOnly)
+        && !(program == "tree" && argv.iter().any(|a| a.known() == Some("--fromfile")))
 }
 
 /// The files `find` writes with `-fprint FILE` and its kin, as written.

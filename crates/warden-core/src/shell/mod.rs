@@ -32,6 +32,7 @@ pub mod interpreters;
 pub mod metadata;
 mod parse;
 pub mod print;
+pub mod programs;
 pub mod secrets;
 #[cfg(test)]
 mod tests;

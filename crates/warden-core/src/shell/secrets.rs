@@ -161,12 +161,12 @@ pub const SECRET_COMMANDS: &[SecretCommand] = &[
 ];
 
 /// Shell builtins and programs that print every variable when run without names.
-const DUMPS: &[&str] = &["env", "printenv", "set", "export", "declare", "typeset"];
+pub(crate) const DUMPS: &[&str] = &["env", "printenv", "set", "export", "declare", "typeset"];
 
 /// What `program` run with `argv` prints that is secret, if anything.
 pub fn output(program: &str, argv: &[Arg]) -> Option<SecretOutput> {
     // Most programs are in neither table: their words are not collected.
-    if !DUMPS.contains(&program) && !SECRET_COMMANDS.iter().any(|(name, ..)| *name == program) {
+    if !super::programs::Class::of(program).is(super::programs::Table::SecretOutput) {
         return None;
     }
     let args: Vec<&str> = argv.iter().skip(1).map(|a| a.known().unwrap_or("")).collect();

@@ -320,7 +320,7 @@ pub const WRAPPERS: &[Wrapper] = &[
 
 /// The row for `program`, if it is a wrapper.
 pub fn find(program: &str) -> Option<&'static Wrapper> {
-    WRAPPERS.iter().find(|w| w.name == program)
+    super::programs::Class::of(program).wrapper()
 }
 
 /// What a wrapper runs, read from its words.

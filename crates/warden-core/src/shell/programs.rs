@@ -1,0 +1,146 @@
+//! What the analyser knows about a program's name, looked up once.
+//!
+//! The analyser asks of every program it records whether it is a wrapper, a
+//! shell, a downloader, a program whose operands are not read, and so on.
+//! Each answer lives in its own table ([`super::wrappers::WRAPPERS`],
+//! [`super::commands::SHELLS`], ...); scanning them one by one cost a string
+//! comparison per row per invocation. [`Class::of`] answers all of them with
+//! one hash look-up in a map built, on first use, from those same tables,
+//! so a table stays the one statement of what it holds.
+
+use super::{commands, metadata, secrets, wrappers};
+use hashbrown::HashMap;
+use once_cell::race::OnceBox;
+
+/// The tables a program's name is in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Class {
+    bits: u8,
+    /// Index of its row in [`wrappers::WRAPPERS`] plus one; 0 when it is not a wrapper.
+    wrapper: u16,
+}
+
+/// One of the tables a [`Class`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// [`commands::SHELLS`].
+    Shell = 1,
+    /// [`commands::NOT_READERS`].
+    NotReader = 2,
+    /// [`commands::WRITES_WITHOUT_READING`].
+    WritesWithoutReading = 4,
+    /// [`commands::DOWNLOADERS`].
+    Downloader = 8,
+    /// [`secrets::DUMPS`] or a program of [`secrets::SECRET_COMMANDS`].
+    SecretOutput = 16,
+    /// [`metadata::METADATA_ONLY`].
+    MetadataOnly = 32,
+}
+
+static CLASSES: OnceBox<HashMap<&'static str, Class>> = OnceBox::new();
+
+impl Class {
+    /// The tables `program` (a name without its directory) is in.
+    pub fn of(program: &str) -> Class {
+        CLASSES.get_or_init(|| alloc::boxed::Box::new(build())).get(program).copied().unwrap_or_default()
+    }
+
+    /// Whether the name is in `table`.
+    pub fn is(self, table: Table) -> bool {
+        self.bits & table as u8 != 0
+    }
+
+    /// The wrapper of this name: the first row of [`wrappers::WRAPPERS`] with it.
+    pub fn wrapper(self) -> Option<&'static wrappers::Wrapper> {
+        usize::from(self.wrapper).checked_sub(1).and_then(|i| wrappers::WRAPPERS.get(i))
+    }
+}
+
+fn build() -> HashMap<&'static str, Class> {
+    let mut map: HashMap<&'static str, Class> = HashMap::new();
+    for (i, row) in wrappers::WRAPPERS.iter().enumerate() {
+        let class = map.entry(row.name).or_default();
+        // The first row of a name is the one a scan would find.
+        if class.wrapper == 0 {
+            class.wrapper = u16::try_from(i + 1).unwrap_or(0);
+        }
+    }
+    let tables: [(&[&'static str], Table); 6] = [
+        (commands::SHELLS, Table::Shell),
+        (commands::NOT_READERS, Table::NotReader),
+        (commands::WRITES_WITHOUT_READING, Table::WritesWithoutReading),
+        (commands::DOWNLOADERS, Table::Downloader),
+        (secrets::DUMPS, Table::SecretOutput),
+        (metadata::METADATA_ONLY, Table::MetadataOnly),
+    ];
+    for (names, table) in tables {
+        for name in names {
+            map.entry(name).or_default().bits |= table as u8;
+        }
+    }
+    for (name, ..) in secrets::SECRET_COMMANDS {
+        map.entry(name).or_default().bits |= Table::SecretOutput as u8;
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prelude::*;
+
+    /// Every name any table holds, and names near them that none holds.
+    fn names() -> Vec<String> {
+        let mut out: Vec<String> = wrappers::WRAPPERS.iter().map(|w| w.name.to_string()).collect();
+        for table in [
+            commands::SHELLS,
+            commands::NOT_READERS,
+            commands::WRITES_WITHOUT_READING,
+            commands::DOWNLOADERS,
+            secrets::DUMPS,
+            metadata::METADATA_ONLY,
+        ] {
+            out.extend(table.iter().map(|n| n.to_string()));
+        }
+        out.extend(secrets::SECRET_COMMANDS.iter().map(|(n, ..)| n.to_string()));
+        let near: Vec<String> = out
+            .iter()
+            .flat_map(|n| [format!("{n}x"), format!("x{n}"), n.to_ascii_uppercase(), n[..n.len() - 1].to_string()])
+            .collect();
+        out.extend(near);
+        out.extend(["", "git", "cargo", "tail", "/bin/sh", "sh ", " sh", "bash\0"].map(String::from));
+        out
+    }
+
+    #[test]
+    fn every_name_is_in_exactly_the_tables_a_scan_of_them_finds() {
+        for name in names() {
+            let class = Class::of(&name);
+            let n = name.as_str();
+            let expected = [
+                (Table::Shell, commands::SHELLS.contains(&n)),
+                (Table::NotReader, commands::NOT_READERS.contains(&n)),
+                (Table::WritesWithoutReading, commands::WRITES_WITHOUT_READING.contains(&n)),
+                (Table::Downloader, commands::DOWNLOADERS.contains(&n)),
+                (
+                    Table::SecretOutput,
+                    secrets::DUMPS.contains(&n) || secrets::SECRET_COMMANDS.iter().any(|(p, ..)| *p == n),
+                ),
+                (Table::MetadataOnly, metadata::METADATA_ONLY.contains(&n)),
+            ];
+            for (table, scanned) in expected {
+                assert_eq!(class.is(table), scanned, "`{name}` in {table:?}");
+            }
+            let scanned = wrappers::WRAPPERS.iter().find(|w| w.name == n);
+            assert_eq!(class.wrapper().map(|w| w as *const _), scanned.map(|w| w as *const _), "wrapper `{name}`");
+        }
+    }
+
+    #[test]
+    fn a_name_of_no_table_has_no_class() {
+        assert_eq!(Class::of("cargo"), Class::default());
+        assert_eq!(Class::of("SH"), Class::default());
+        assert!(Class::of("sudo").wrapper().is_some_and(|w| w.name == "sudo"));
+        assert!(Class::of("bash").is(Table::Shell) && !Class::of("bash").is(Table::Downloader));
+    }
+}
