@@ -12,6 +12,9 @@ extern crate alloc;
 
 #[cfg(target_arch = "wasm32")]
 mod arena;
+// Only the guest links `memcmp` and `bcmp` from it; natively only its tests use it.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod compare;
 
 #[cfg(target_arch = "wasm32")]
 pub use arena::persistent;

@@ -5,6 +5,7 @@
 //! drops what does not (which separator ended a line, comments, spacing), so
 //! that two spellings of the same command compare equal.
 
+use super::text::Text;
 use crate::prelude::*;
 
 /// A list of commands run one after the other.
@@ -211,7 +212,7 @@ pub struct Word(pub Vec<Part>);
 pub enum Part {
     /// Literal text. `quoted` text came from quotes or a backslash, so it is
     /// not subject to tilde expansion, globbing or reserved-word recognition.
-    Lit { text: String, quoted: bool },
+    Lit { text: Text, quoted: bool },
     /// `"..."`, holding literal text and expansions.
     Double(Vec<Part>),
     /// `$name`, `${name...}`.
@@ -241,7 +242,7 @@ pub struct Param {
 impl Word {
     /// A word of one unquoted literal.
     pub fn lit(text: &str) -> Word {
-        Word(vec![Part::Lit { text: text.to_string(), quoted: false }])
+        Word(vec![Part::Lit { text: Text::from(text), quoted: false }])
     }
 
     /// The word's text when it is one unquoted literal, as reserved words are.

@@ -23,6 +23,7 @@ use super::interpreters::Effect;
 use super::print;
 use super::programs::{Class, Table};
 use super::secrets::{self, SecretOutput};
+use super::text::Text;
 use super::wrappers::{self, Runs, Unwrap};
 use crate::paths;
 use crate::prelude::*;
@@ -69,12 +70,12 @@ pub const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "h
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Arg {
     /// The value when every part of the word is known.
-    pub text: Option<String>,
+    pub text: Option<Text>,
     /// The known text before the first unknown part, when [`Arg::text`] is
     /// `None` (else empty: the whole value is known). Read it with [`Arg::prefix`].
-    pub partial: String,
+    pub partial: Text,
     /// The word as written (canonically printed).
-    pub raw: String,
+    pub raw: Text,
     /// Invocations of the command substitutions in the word.
     pub subs: Vec<Range<usize>>,
     /// Invocations of the process substitutions in the word.
@@ -84,7 +85,7 @@ pub struct Arg {
     /// The value counting what its command substitutions print, when that is
     /// known statically (`"$(echo cm0= | base64 -d)"`); used where the word
     /// is run as code.
-    pub static_text: Option<String>,
+    pub static_text: Option<Text>,
     /// What the word's process substitution prints, when the word is one
     /// `<(...)` whose output is known statically.
     pub fed: Option<String>,
@@ -97,16 +98,16 @@ pub struct Arg {
 impl Arg {
     /// A known value that nobody wrote as a word (a synthesized argument).
     pub fn fixed(text: &str) -> Arg {
-        Arg {
-            text: Some(text.to_string()),
-            raw: text.to_string(),
-            static_text: Some(text.to_string()),
-            ..Arg::default()
-        }
+        Arg::plain(Text::from(text))
+    }
+
+    /// A known value that is also the word as written and the code it runs.
+    fn plain(text: Text) -> Arg {
+        Arg { text: Some(text.clone()), raw: text.clone(), static_text: Some(text), ..Arg::default() }
     }
 
     pub(crate) fn unknown(raw: &str) -> Arg {
-        Arg { text: None, raw: raw.to_string(), ..Arg::default() }
+        Arg { text: None, raw: Text::from(raw), ..Arg::default() }
     }
 
     /// The known value, or `None`.
@@ -132,6 +133,49 @@ impl Arg {
     /// its command substitutions print.
     pub fn code(&self) -> Option<&str> {
         self.text.as_deref().or(self.static_text.as_deref())
+    }
+}
+
+/// A word while its parts are expanded: [`Arg`]'s texts, still growing.
+#[derive(Default)]
+struct Expanding {
+    text: Option<String>,
+    partial: String,
+    subs: Vec<Range<usize>>,
+    procs: Vec<Range<usize>>,
+    secret: bool,
+    static_text: Option<String>,
+    fed: Option<String>,
+    split: Vec<Range<usize>>,
+}
+
+impl Expanding {
+    /// The known text before the first unknown part.
+    fn prefix(&self) -> &str {
+        self.text.as_deref().unwrap_or(&self.partial)
+    }
+
+    /// From here on the value is only known when it runs.
+    fn forget_text(&mut self) {
+        if let Some(text) = self.text.take() {
+            self.partial = text;
+        }
+    }
+
+    /// The word, written as `raw`; `fed` keeps what a lone `<(...)` prints.
+    fn into_arg(self, raw: Text, literal_tilde: bool, fed: bool) -> Arg {
+        Arg {
+            text: self.text.map(Text::from),
+            partial: Text::from(self.partial),
+            raw,
+            subs: self.subs,
+            procs: self.procs,
+            secret: self.secret,
+            static_text: self.static_text.map(Text::from),
+            fed: if fed { self.fed } else { None },
+            split: self.split,
+            literal_tilde,
+        }
     }
 }
 
@@ -588,31 +632,26 @@ impl<'c, 'a> Walker<'c, 'a> {
     fn word(&mut self, word: &Word, state: &mut State, frame: &Frame) -> Arg {
         // Plain text, the commonest word: what [`Walker::parts`] makes of it, built directly.
         if let [Part::Lit { text, quoted: false }] = word.0.as_slice() {
-            return Arg {
-                text: Some(text.clone()),
-                raw: text.clone(),
-                static_text: (text.len() <= decode::MAX_DECODED_BYTES).then(|| text.clone()),
-                ..Arg::default()
-            };
+            let text = text.clone();
+            if text.len() <= decode::MAX_DECODED_BYTES {
+                return Arg::plain(text);
+            }
+            return Arg { text: Some(text.clone()), raw: text, ..Arg::default() };
         }
-        let mut arg = self.parts(&word.0, state, frame);
-        arg.raw = print::word(word);
-        arg.literal_tilde = leading_text(&word.0);
-        if !matches!(word.0.as_slice(), [Part::ProcIn(_)]) {
-            arg.fed = None;
-        }
-        arg
+        let expanded = self.parts(&word.0, state, frame);
+        let fed = matches!(word.0.as_slice(), [Part::ProcIn(_)]);
+        expanded.into_arg(Text::from(print::word(word)), leading_text(&word.0), fed)
     }
 
     /// Expands parts.
-    fn parts(&mut self, parts: &[Part], state: &mut State, frame: &Frame) -> Arg {
-        let mut arg = Arg { text: Some(String::new()), static_text: Some(String::new()), ..Arg::default() };
-        let append = |arg: &mut Arg, value: Option<&str>| match (&mut arg.text, value) {
+    fn parts(&mut self, parts: &[Part], state: &mut State, frame: &Frame) -> Expanding {
+        let mut arg = Expanding { text: Some(String::new()), static_text: Some(String::new()), ..Expanding::default() };
+        let append = |arg: &mut Expanding, value: Option<&str>| match (&mut arg.text, value) {
             (Some(text), Some(v)) => text.push_str(v),
             (text @ Some(_), None) => arg.partial = text.take().unwrap_or_default(),
             (None, _) => {}
         };
-        let append_static = |arg: &mut Arg, value: Option<&str>| {
+        let append_static = |arg: &mut Expanding, value: Option<&str>| {
             arg.static_text = match (arg.static_text.take(), value) {
                 (Some(mut t), Some(v)) if t.len() + v.len() <= decode::MAX_DECODED_BYTES => {
                     t.push_str(v);
@@ -632,7 +671,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     append(&mut arg, Some(sub.prefix()));
                     append_static(&mut arg, sub.static_text.as_deref());
                     if sub.text.is_none() {
-                        arg = arg.forget_text();
+                        arg.forget_text();
                     }
                     arg.subs.extend(sub.subs);
                     arg.procs.extend(sub.procs);
@@ -746,8 +785,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 RedirectTarget::HereDoc(doc) => {
                     let body = self.parts(&doc.body, state, frame);
                     stdin_from.extend(body.subs.iter().cloned());
-                    let mut target = body;
-                    target.raw = doc.delimiter.clone();
+                    let target = body.into_arg(Text::from(&doc.delimiter), false, true);
                     out.push(Redir { fd: r.fd, op: r.op, target, path: None });
                 }
             }
@@ -779,7 +817,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 super::fields::Braces::Words(words) if w.bare().is_some() => {
                     for text in words {
                         let arg = self.word(&Word::lit(&text), state, frame);
-                        args.push(Arg { raw: print::word(w), ..arg });
+                        args.push(Arg { raw: print::word(w).into(), ..arg });
                     }
                     continue;
                 }
@@ -804,7 +842,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             for (name, append, value) in assigns {
                 let old = state.vars.get(&name).and_then(|v| v.value.clone());
                 let text = match (append, old, value.text) {
-                    (false, _, text) => text,
+                    (false, _, text) => text.map(String::from),
                     (true, Some(old), Some(new)) => Some(old + &new),
                     (true, _, _) => None,
                 };
@@ -1325,7 +1363,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                         .insert("IFS".into(), Var { value: Some(super::fields::DEFAULT_IFS.into()), secret: false });
                     for (n, a) in positional.iter().enumerate() {
                         Rc::make_mut(&mut sub.vars)
-                            .insert(n.to_string(), Var { value: a.text.clone(), secret: a.secret });
+                            .insert(n.to_string(), Var { value: a.known().map(String::from), secret: a.secret });
                     }
                     if !positional.is_empty() {
                         let rest = positional.get(1..).unwrap_or(&[]);
@@ -1590,7 +1628,13 @@ impl<'c, 'a> Walker<'c, 'a> {
                                 // Run as code (`sh -c 'wc -l {}'`), the input is a value no
                                 // script can set: `$$`.
                                 let static_text = Some(t.replace(r.as_str(), "$$"));
-                                *a = Arg { text: None, partial, raw: a.raw.clone(), static_text, ..Arg::default() };
+                                *a = Arg {
+                                    text: None,
+                                    partial: partial.into(),
+                                    raw: a.raw.clone(),
+                                    static_text: static_text.map(Text::from),
+                                    ..Arg::default()
+                                };
                             }
                         }
                     }
@@ -1685,7 +1729,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 fn under(root: &Arg) -> Arg {
     match root.path().as_deref() {
         Some(r) => Arg::fixed(&format!("{}/*", r.trim_end_matches('/'))),
-        None => Arg { text: None, partial: root.prefix().to_string(), raw: root.raw.clone(), ..Arg::default() },
+        None => Arg { text: None, partial: root.prefix().into(), raw: root.raw.clone(), ..Arg::default() },
     }
 }
 
@@ -1887,8 +1931,8 @@ fn unquoted_text(word: &Word) -> String {
     word.0
         .iter()
         .map(|p| match p {
-            Part::Lit { text, quoted: false } => text.clone(),
-            _ => "\0".to_string(),
+            Part::Lit { text, quoted: false } => text.as_str(),
+            _ => "\0",
         })
         .collect()
 }

@@ -17,6 +17,7 @@
 //! kept literal.
 
 use super::commands::Arg;
+use super::text::Text;
 use crate::prelude::*;
 use core::ops::Range;
 
@@ -93,19 +94,20 @@ pub fn fields(arg: Arg, ifs: Option<&str>, literal: bool) -> Vec<Arg> {
     }
     pieces
         .into_iter()
-        .map(|piece| Arg {
-            text: Some(piece.text.clone()),
-            static_text: Some(piece.text.clone()),
-            split: Vec::new(),
+        .map(|piece| {
             // A `~` written after the word's start is not expanded; one an
             // expansion produced is the home it names.
-            literal_tilde: if piece.at_start {
-                arg.literal_tilde
-            } else {
-                piece.text.starts_with('~') && !piece.expanded
-            },
-            fed: None,
-            ..arg.clone()
+            let literal_tilde =
+                if piece.at_start { arg.literal_tilde } else { piece.text.starts_with('~') && !piece.expanded };
+            let text = Text::from(piece.text);
+            Arg {
+                text: Some(text.clone()),
+                static_text: Some(text),
+                split: Vec::new(),
+                literal_tilde,
+                fed: None,
+                ..arg.clone()
+            }
         })
         .collect()
 }

@@ -36,6 +36,7 @@ pub mod programs;
 pub mod secrets;
 #[cfg(test)]
 mod tests;
+pub mod text;
 pub mod wrappers;
 
 pub use ast::*;

@@ -10,8 +10,10 @@
 //! costs time linear in its length times the depth bound.
 
 use super::ast::*;
+use super::text::Text;
 use super::{ErrorKind, MAX_DEPTH, ParseError};
 use crate::prelude::*;
+use alloc::borrow::Cow;
 
 /// Where a word is being read; it decides which characters end it and what a
 /// backslash escapes.
@@ -34,8 +36,53 @@ struct Pending {
     strip_tabs: bool,
 }
 
-pub(super) struct Parser {
-    chars: Vec<char>,
+/// The characters of a script, by index. Shell syntax is ASCII, and so is
+/// nearly every command an agent writes: such text is read in place, a byte
+/// a character, and its plain runs are sliced out of it without copying
+/// character by character. Other text is decoded once.
+enum Chars<'a> {
+    Ascii(&'a str),
+    Wide(Vec<char>),
+}
+
+impl<'a> Chars<'a> {
+    fn new(text: &'a str) -> Chars<'a> {
+        if text.is_ascii() { Chars::Ascii(text) } else { Chars::Wide(text.chars().collect()) }
+    }
+
+    fn get(&self, i: usize) -> Option<char> {
+        match self {
+            Chars::Ascii(text) => text.as_bytes().get(i).map(|&b| char::from(b)),
+            Chars::Wide(chars) => chars.get(i).copied(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Chars::Ascii(text) => text.len(),
+            Chars::Wide(chars) => chars.len(),
+        }
+    }
+
+    /// The characters from `start` to `end` (clamped to the text).
+    fn text(&self, start: usize, end: usize) -> Cow<'a, str> {
+        match self {
+            Chars::Ascii(text) => Cow::Borrowed(text.get(start.min(text.len())..end.min(text.len())).unwrap_or("")),
+            Chars::Wide(chars) => Cow::Owned(chars.get(start..end.min(chars.len())).unwrap_or(&[]).iter().collect()),
+        }
+    }
+
+    /// Whether the characters from `start` to `end` spell `word`.
+    fn spells(&self, start: usize, end: usize, word: &str) -> bool {
+        match self {
+            Chars::Ascii(text) => text.get(start..end) == Some(word),
+            Chars::Wide(chars) => chars.get(start..end).is_some_and(|c| c.iter().copied().eq(word.chars())),
+        }
+    }
+}
+
+pub(super) struct Parser<'a> {
+    chars: Chars<'a>,
     pos: usize,
     depth: usize,
     pending: Vec<Pending>,
@@ -81,13 +128,21 @@ pub fn is_name(text: &str) -> bool {
 }
 
 fn push_lit(parts: &mut Vec<Part>, text: &str, quoted: bool) {
+    push_text(parts, Cow::Borrowed(text), quoted);
+}
+
+/// [`push_lit`] of text that may already be owned, which is then kept as it is.
+fn push_text(parts: &mut Vec<Part>, text: Cow<'_, str>, quoted: bool) {
     if let Some(Part::Lit { text: last, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
-        last.push_str(text);
+        let mut joined = String::with_capacity(last.len() + text.len());
+        joined.push_str(last);
+        joined.push_str(&text);
+        *last = Text::from(joined);
         return;
     }
-    parts.push(Part::Lit { text: text.to_string(), quoted });
+    parts.push(Part::Lit { text: Text::from(text.as_ref()), quoted });
 }
 
 /// Whether `c` is literal text in `mode`: read by no arm of
@@ -106,9 +161,9 @@ fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
     push_lit(parts, c.encode_utf8(&mut buf), quoted);
 }
 
-impl Parser {
-    pub(super) fn new(text: &str, depth: usize) -> Parser {
-        Parser { chars: text.chars().collect(), pos: 0, depth, pending: Vec::new(), bodies: Vec::new() }
+impl<'a> Parser<'a> {
+    pub(super) fn new(text: &'a str, depth: usize) -> Parser<'a> {
+        Parser { chars: Chars::new(text), pos: 0, depth, pending: Vec::new(), bodies: Vec::new() }
     }
 
     fn error<T>(&self, message: impl Into<String>) -> Result<T, ParseError> {
@@ -132,11 +187,11 @@ impl Parser {
     }
 
     fn peek(&self) -> Option<char> {
-        self.chars.get(self.pos).copied()
+        self.chars.get(self.pos)
     }
 
     fn peek_at(&self, offset: usize) -> Option<char> {
-        self.chars.get(self.pos + offset).copied()
+        self.chars.get(self.pos + offset)
     }
 
     fn at(&self, text: &str) -> bool {
@@ -221,31 +276,30 @@ impl Parser {
                 while self.peek().is_some_and(|c| c != '\n') {
                     self.pos += 1;
                 }
-                let mut line: &[char] = self.chars.get(start..self.pos).unwrap_or(&[]);
+                let end = self.pos;
                 if self.peek() == Some('\n') {
                     self.pos += 1;
                 }
+                let mut from = start;
                 if doc.strip_tabs {
-                    while let [first, rest @ ..] = line
-                        && *first == '\t'
-                    {
-                        line = rest;
+                    while from < end && self.chars.get(from) == Some('\t') {
+                        from += 1;
                     }
                 }
-                if line.iter().copied().eq(doc.delimiter.chars()) {
+                if self.chars.spells(from, end, &doc.delimiter) {
                     break;
                 }
-                text.extend(line.iter());
+                text.push_str(&self.chars.text(from, end));
                 text.push('\n');
             }
             let body = if doc.quoted {
-                if text.is_empty() { Vec::new() } else { vec![Part::Lit { text, quoted: true }] }
+                if text.is_empty() { Vec::new() } else { vec![Part::Lit { text: text.into(), quoted: true }] }
             } else {
                 // An error inside a body (an unclosed `$(`) makes its text literal:
                 // the shell would refuse the whole script, which runs nothing.
                 Parser::new(&text, self.depth)
                     .here_body()
-                    .unwrap_or_else(|_| vec![Part::Lit { text: text.clone(), quoted: true }])
+                    .unwrap_or_else(|_| vec![Part::Lit { text: Text::from(&text), quoted: true }])
             };
             if let Some(slot) = doc.slot.checked_sub(1).and_then(|i| self.bodies.get_mut(i)) {
                 *slot = body;
@@ -257,7 +311,7 @@ impl Parser {
     fn peek_bare(&self) -> Option<String> {
         let mut out = String::new();
         let mut i = self.pos;
-        while let Some(&c) = self.chars.get(i) {
+        while let Some(c) = self.chars.get(i) {
             if is_meta(c) {
                 break;
             }
@@ -273,16 +327,24 @@ impl Parser {
     /// Which of `candidates` the bare word at the current position is, if
     /// any: [`Self::peek_bare`] compared to each, without building it.
     fn peek_keyword<'w>(&self, candidates: &[&'w str]) -> Option<&'w str> {
-        candidates.iter().copied().find(|k| {
-            let mut i = self.pos;
-            for c in k.chars() {
-                if self.chars.get(i) != Some(&c) {
-                    return false;
-                }
-                i += 1;
+        // The bare run up to the next metacharacter, read once and only as
+        // far as the longest candidate: no candidate holds a metacharacter.
+        let longest = candidates.iter().map(|k| k.len()).max()?;
+        let mut end = self.pos;
+        while let Some(c) = self.chars.get(end) {
+            if is_meta(c) {
+                break;
             }
-            !k.is_empty() && self.chars.get(i).is_none_or(|&c| is_meta(c))
-        })
+            end += 1;
+            if end - self.pos > longest {
+                return None;
+            }
+        }
+        if end == self.pos {
+            return None;
+        }
+        let len = end - self.pos;
+        candidates.iter().copied().find(|k| k.len() == len && self.chars.spells(self.pos, end, k))
     }
 
     fn at_word(&self, word: &str) -> bool {
@@ -392,7 +454,7 @@ impl Parser {
         if self.at("((")
             && let Some(end) = self.arith_end(self.pos + 2)
         {
-            let raw: String = self.chars.get(self.pos + 2..end).unwrap_or(&[]).iter().collect();
+            let raw = self.chars.text(self.pos + 2, end).into_owned();
             self.pos = end + 2;
             let redirects = self.redirects()?;
             return Ok(Command::Arith(raw, redirects));
@@ -504,7 +566,7 @@ impl Parser {
             let Some(end) = self.arith_end(self.pos + 2) else {
                 return self.error("unterminated `((`");
             };
-            let header: String = self.chars.get(self.pos + 2..end).unwrap_or(&[]).iter().collect();
+            let header = self.chars.text(self.pos + 2, end).into_owned();
             self.pos = end + 2;
             self.skip_blanks();
             if self.peek() == Some(';') {
@@ -609,7 +671,7 @@ impl Parser {
 
     fn redirect_ahead(&self) -> bool {
         let mut i = self.pos;
-        while self.chars.get(i).is_some_and(char::is_ascii_digit) {
+        while self.chars.get(i).is_some_and(|c| c.is_ascii_digit()) {
             i += 1;
         }
         match (self.chars.get(i), self.chars.get(i + 1)) {
@@ -626,8 +688,8 @@ impl Parser {
             self.pos += 1;
         }
         let fd = if self.pos > start {
-            let digits = self.chars.get(start..self.pos).unwrap_or(&[]);
-            let n = digits.iter().try_fold(0u32, |n, c| n.checked_mul(10)?.checked_add(c.to_digit(10)?));
+            let n = (start..self.pos)
+                .try_fold(0u32, |n, i| n.checked_mul(10)?.checked_add(self.chars.get(i)?.to_digit(10)?));
             match n {
                 Some(n) => Some(n),
                 None => return self.error("file descriptor too large"),
@@ -755,10 +817,10 @@ impl Parser {
     /// Where the `)` of a `( )` at the current position is.
     fn empty_parens_ahead(&self) -> Option<usize> {
         let mut i = self.pos + 1;
-        while self.chars.get(i).copied().is_some_and(is_blank) {
+        while self.chars.get(i).is_some_and(is_blank) {
             i += 1;
         }
-        (self.chars.get(i) == Some(&')')).then_some(i)
+        (self.chars.get(i) == Some(')')).then_some(i)
     }
 
     /// The words of `[[ ... ]]`, where `<`, `>`, `&&`, `||`, `(` and `)` are
@@ -796,18 +858,18 @@ impl Parser {
 
     fn assignment(&mut self) -> Result<Option<Assign>, ParseError> {
         let mut i = self.pos;
-        if !self.chars.get(i).copied().is_some_and(is_name_start) {
+        if !self.chars.get(i).is_some_and(is_name_start) {
             return Ok(None);
         }
-        while self.chars.get(i).copied().is_some_and(is_name_char) {
+        while self.chars.get(i).is_some_and(is_name_char) {
             i += 1;
         }
-        let append = self.chars.get(i) == Some(&'+');
+        let append = self.chars.get(i) == Some('+');
         let eq = if append { i + 1 } else { i };
-        if self.chars.get(eq) != Some(&'=') {
+        if self.chars.get(eq) != Some('=') {
             return Ok(None);
         }
-        let name: String = self.chars.get(self.pos..i).unwrap_or(&[]).iter().collect();
+        let name = self.chars.text(self.pos, i).into_owned();
         self.pos = eq + 1;
         if self.peek() == Some('(') {
             self.pos += 1;
@@ -895,9 +957,9 @@ impl Parser {
                     if self.eof() {
                         return self.error("unterminated single quote");
                     }
-                    let text: String = self.chars.get(start..self.pos).unwrap_or(&[]).iter().collect();
+                    let text = self.chars.text(start, self.pos);
                     self.pos += 1;
-                    push_lit(&mut parts, &text, true);
+                    push_text(&mut parts, text, true);
                 }
                 (Mode::Bare | Mode::Brace, '"') => {
                     self.pos += 1;
@@ -939,8 +1001,8 @@ impl Parser {
                     while self.peek().is_some_and(|c| plain(mode, c)) {
                         self.pos += 1;
                     }
-                    let text: String = self.chars.get(start..self.pos).unwrap_or(&[]).iter().collect();
-                    push_lit(&mut parts, &text, quoted_text);
+                    let text = self.chars.text(start, self.pos);
+                    push_text(&mut parts, text, quoted_text);
                 }
             }
         }
@@ -951,11 +1013,11 @@ impl Parser {
     fn arith_end(&self, from: usize) -> Option<usize> {
         let mut depth = 0usize;
         let mut i = from;
-        while let Some(&c) = self.chars.get(i) {
+        while let Some(c) = self.chars.get(i) {
             match c {
                 '(' => depth += 1,
                 ')' if depth > 0 => depth -= 1,
-                ')' => return (self.chars.get(i + 1) == Some(&')')).then_some(i),
+                ')' => return (self.chars.get(i + 1) == Some(')')).then_some(i),
                 _ => {}
             }
             i += 1;
@@ -986,7 +1048,7 @@ impl Parser {
                 if self.peek_at(1) == Some('(')
                     && let Some(end) = self.arith_end(self.pos + 2)
                 {
-                    let raw: String = self.chars.get(self.pos + 2..end).unwrap_or(&[]).iter().collect();
+                    let raw = self.chars.text(self.pos + 2, end).into_owned();
                     self.pos = end + 2;
                     parts.push(Part::Arith(raw));
                     return Ok(());
@@ -1165,7 +1227,7 @@ fn as_assignment(word: &Word) -> Option<Assign> {
     let mut parts = Vec::new();
     let rest = text.get(eq + 1..).unwrap_or("");
     if !rest.is_empty() {
-        parts.push(Part::Lit { text: rest.to_string(), quoted: false });
+        parts.push(Part::Lit { text: Text::from(rest), quoted: false });
     }
     parts.extend(word.0.iter().skip(1).cloned());
     Some(Assign { name: name.to_string(), append, value: AssignValue::Scalar(Word(parts)) })

@@ -131,8 +131,9 @@ mod tests {
             for (table, scanned) in expected {
                 assert_eq!(class.is(table), scanned, "`{name}` in {table:?}");
             }
-            let scanned = wrappers::WRAPPERS.iter().find(|w| w.name == n);
-            assert_eq!(class.wrapper().map(|w| w as *const _), scanned.map(|w| w as *const _), "wrapper `{name}`");
+            // The same row, compared by what it holds: a `const` table has no one address to compare.
+            let scanned = wrappers::WRAPPERS.iter().find(|w| w.name == n).map(|w| format!("{w:?}"));
+            assert_eq!(class.wrapper().map(|w| format!("{w:?}")), scanned, "wrapper `{name}`");
         }
     }
 
