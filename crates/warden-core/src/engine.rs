@@ -243,7 +243,7 @@ impl Warden {
         let keep = self.config.audit.keep_inputs;
         let written = self.audit(ports, || crate::audit::Draft::tool_call(&self.audit_key, call, &verdict, keep));
         let verdict = self.unrecorded(verdict, written);
-        self.pending.add(ports, &format!("tools.{}.{}", verdict.decision.as_str(), verdict.rule), call.now_ms);
+        self.pending.add_joined(ports, &["tools", verdict.decision.as_str(), &verdict.rule], call.now_ms);
         let level =
             if verdict.decision == Decision::Allow && verdict.observed.is_none() { Level::Debug } else { Level::Info };
         if ports.log.enabled(level) {
@@ -361,7 +361,7 @@ impl Warden {
         let verdict = outbound::check_with(&self.config, &self.flow(), ports, message);
         let written = self.audit(ports, || crate::audit::Draft::outbound(&self.audit_key, message, &verdict));
         let verdict = self.unrecorded(verdict, written);
-        self.pending.add(ports, &format!("outbound.{}.{}", verdict.decision.as_str(), verdict.rule), message.now_ms);
+        self.pending.add_joined(ports, &["outbound", verdict.decision.as_str(), &verdict.rule], message.now_ms);
         verdict
     }
 

@@ -33,6 +33,8 @@ use core::cell::OnceCell;
 use core::ops::Range;
 
 mod foreign;
+#[cfg(test)]
+mod path_candidate_tests;
 
 /// Most programs one command may run before it is refused as too complex.
 pub const MAX_INVOCATIONS: usize = 512;
@@ -212,6 +214,8 @@ pub struct Invocation {
     /// The program's name without its directory; empty when unknown or when
     /// the command only redirects.
     pub program: String,
+    /// What the analyser knows of [`Invocation::program`] (looked up once).
+    pub class: Class,
     pub redirects: Vec<Redir>,
     /// The simple command it came from, printed canonically; shared by the
     /// invocations unwrapped from it.
@@ -332,21 +336,33 @@ struct Var {
 /// shared and copied only when one of the clones changes them.
 struct State {
     cwd: Option<Rc<str>>,
+    /// Variables assigned in the script; those a shell starts with are in [`State::var`].
     vars: Rc<BTreeMap<String, Var>>,
+    /// `PWD` when the script starts: the working directory it starts in.
+    pwd: Option<Rc<str>>,
     /// Aliases defined earlier in the script, by name, with their text.
     aliases: Rc<BTreeMap<String, String>>,
 }
 
 impl State {
     fn new(context: &Context<'_>) -> State {
-        let cwd = context.cwd.map(|c| paths::normalize(c, None, context.home));
-        let mut vars = BTreeMap::new();
-        vars.insert("HOME".to_string(), Var { value: Some("~".to_string()), secret: false });
-        vars.insert("IFS".to_string(), Var { value: Some(super::fields::DEFAULT_IFS.to_string()), secret: false });
-        if let Some(cwd) = &cwd {
-            vars.insert("PWD".to_string(), Var { value: Some(cwd.clone()), secret: false });
+        let cwd: Option<Rc<str>> = context.cwd.map(|c| Rc::from(paths::normalize(c, None, context.home)));
+        State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default() }
+    }
+
+    /// A variable's value (`None` when it is only known at run time) and
+    /// whether it carries a secret: as the script assigned it, or as a shell
+    /// starts with it (`HOME` is `~`, `IFS` the default, `PWD` where it starts).
+    fn var(&self, name: &str) -> Option<(Option<&str>, bool)> {
+        if let Some(v) = self.vars.get(name) {
+            return Some((v.value.as_deref(), v.secret));
         }
-        State { cwd: cwd.map(Rc::from), vars: Rc::new(vars), aliases: Rc::default() }
+        match name {
+            "HOME" => Some((Some("~"), false)),
+            "IFS" => Some((Some(super::fields::DEFAULT_IFS), false)),
+            "PWD" => self.pwd.as_deref().map(|p| (Some(p), false)),
+            _ => None,
+        }
     }
 }
 
@@ -395,6 +411,11 @@ fn basename(path: &str) -> &str {
 }
 
 fn interpreter(program: &str) -> Option<&'static [&'static str]> {
+    // Dropping a version keeps the first letter: a name no interpreter starts with is none.
+    let first = program.as_bytes().first()?;
+    if !INTERPRETERS.iter().any(|(name, _)| name.as_bytes().first() == Some(first)) {
+        return None;
+    }
     let stem = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     INTERPRETERS.iter().find(|(name, _)| *name == stem || *name == program).map(|(_, flags)| *flags)
 }
@@ -590,7 +611,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 let mut sub = state.clone();
                 self.command(body, &mut sub, &f);
                 // A function that changes `IFS` changes it wherever it is called: from here on it is unknown.
-                if sub.vars.get("IFS").map(|v| &v.value) != state.vars.get("IFS").map(|v| &v.value) {
+                if sub.var("IFS").map(|v| v.0) != state.var("IFS").map(|v| v.0) {
                     Rc::make_mut(&mut state.vars).insert("IFS".into(), Var { value: None, secret: false });
                 }
                 Some(String::new())
@@ -682,9 +703,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                     arg.subs.extend(rest.subs);
                     arg.procs.extend(rest.procs);
                     arg.secret |= rest.secret;
-                    let var = state.vars.get(&param.name);
-                    arg.secret |= var.is_some_and(|v| v.secret);
-                    let value = var.and_then(|v| v.value.clone());
+                    let var = state.var(&param.name);
+                    arg.secret |= var.is_some_and(|v| v.1);
+                    let value = var.and_then(|v| v.0.map(String::from));
                     let known = match (value, param.rest.is_empty(), rest.text.as_deref()) {
                         (Some(v), true, _) => Some(v),
                         // `${x:-default}` and friends: the variable's value when it is set.
@@ -840,7 +861,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         let segment = self.segment.clone();
         if args.is_empty() {
             for (name, append, value) in assigns {
-                let old = state.vars.get(&name).and_then(|v| v.value.clone());
+                let old = state.var(&name).and_then(|v| v.0.map(String::from));
                 let text = match (append, old, value.text) {
                     (false, _, text) => text.map(String::from),
                     (true, Some(old), Some(new)) => Some(old + &new),
@@ -869,6 +890,7 @@ impl<'c, 'a> Walker<'c, 'a> {
     ) -> Invocation {
         let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
         Invocation {
+            class: if program.is_empty() { Class::default() } else { Class::of(&program) },
             argv,
             program,
             redirects,
@@ -955,17 +977,22 @@ impl<'c, 'a> Walker<'c, 'a> {
         // A wrapper that runs code rather than a program: what it runs and how to name it.
         let mut runner: Option<(Unwrap, String)> = None;
         let mut unwrapped = 0;
+        // What the analyser knows of the first word's name, looked up once a round;
+        // when the loop ends it is the program's.
+        let class_of =
+            |argv: &[Arg]| argv.first().and_then(Arg::known).map_or_else(Class::default, |t| Class::of(basename(t)));
+        let mut class;
         loop {
+            class = class_of(&argv);
             if unwrapped == MAX_WRAPPERS {
-                let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
-                if wrappers::find(&program).is_some() {
+                if class.wrapper().is_some() {
                     self.stop(&format!("it wraps a program in more than {MAX_WRAPPERS} wrappers"));
                     return None;
                 }
                 break;
             }
             unwrapped += 1;
-            let Some(row) = argv.first().and_then(Arg::known).and_then(|t| wrappers::find(basename(t))) else {
+            let Some(row) = class.wrapper() else {
                 break;
             };
             let program = row.name.to_string();
@@ -1018,11 +1045,11 @@ impl<'c, 'a> Walker<'c, 'a> {
             state_for.cwd = cwd.map(Rc::from);
         }
         let program: &str = argv.first().and_then(Arg::known).map(basename).unwrap_or_default();
-        let class = Class::of(program);
         let operands_from = 1;
         // The words go into the invocation when it is recorded; nothing reads them there before.
         let mut inv = self.invocation(Vec::new(), redirs, &state_for, &frame, segment);
         inv.program = program.to_string();
+        inv.class = class;
         inv.stdin_from = stdin_from;
         inv.secret_input |= secret_env;
         let input = input_of(&inv.redirects, &frame.stdin);
@@ -1199,8 +1226,9 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
 
         // Paths read and written.
-        let reads_operands =
-            !class.is(Table::NotReader) && !program.is_empty() && !super::metadata::only_metadata(program, &argv);
+        let reads_operands = !class.is(Table::NotReader)
+            && !program.is_empty()
+            && !super::metadata::only_metadata_of(program, class, &argv);
         let mut skip_next = false;
         for a in argv.iter().skip(operands_from) {
             if skip_next {
@@ -1231,7 +1259,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             // `cp a dest`, `dd of=dest`, `rm x`: the destination is written, not read.
             inv.reads.retain(|p| !inv.writes.contains(p));
         }
-        for file in super::metadata::content_read(program, &argv) {
+        for file in super::metadata::content_read(program, class, &argv) {
             let path = self.normalize(&file, &state_for);
             if !inv.reads.contains(&path) {
                 inv.reads.push(path);
@@ -1264,7 +1292,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 state.cwd = match argv.get(1) {
                     None => Some(Rc::from("~")),
                     Some(a) => match a.known() {
-                        Some("-") => state.vars.get("OLDPWD").and_then(|v| v.value.as_deref()).map(Rc::from),
+                        Some("-") => state.var("OLDPWD").and_then(|v| v.0).map(Rc::from),
                         None => None,
                         Some(_) => a.path().map(|t| Rc::from(self.normalize(&t, state))),
                     },
@@ -1311,7 +1339,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
 
         if inv.secret_output.is_none() {
-            inv.secret_output = secrets::output(program, &argv);
+            inv.secret_output = secrets::output_of(program, class, &argv);
         }
         // Output sent elsewhere may still reach the pipe (`>/dev/stdout`, `>&2 |&`): unknown.
         let to_file = inv.redirects.iter().any(|r| r.op.writes());
@@ -1906,9 +1934,9 @@ fn prints_elsewhere(redirs: &[Redir]) -> bool {
 
 /// The `IFS` word splitting uses: `None` when it is only known at run time.
 fn ifs_of(state: &State) -> Option<Cow<'static, str>> {
-    match state.vars.get("IFS") {
+    match state.var("IFS") {
         None => Some(Cow::Borrowed(super::fields::DEFAULT_IFS)),
-        Some(v) => match v.value.as_deref() {
+        Some((value, _)) => match value {
             Some(super::fields::DEFAULT_IFS) => Some(Cow::Borrowed(super::fields::DEFAULT_IFS)),
             value => value.map(|t| Cow::Owned(t.to_string())),
         },
@@ -2009,7 +2037,7 @@ fn echo_value(script: &Script, state: &State) -> Option<String> {
                         }
                     }
                 }
-                Part::Param(p) if p.rest.is_empty() => text.push_str(state.vars.get(&p.name)?.value.as_deref()?),
+                Part::Param(p) if p.rest.is_empty() => text.push_str(state.var(&p.name)?.0?),
                 _ => return None,
             }
         }
@@ -2023,26 +2051,33 @@ fn echo_value(script: &Script, state: &State) -> Option<String> {
 
 /// The parts of an argument that may name a file: the argument, the value of
 /// `--opt=value`, and the file of curl's `@file` and `name=@file`.
-fn path_candidates(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
+fn path_candidates(text: &str) -> impl Iterator<Item = &str> {
+    let mut out: [Option<&str>; 2] = [None, None];
     if let Some(file) = text.strip_prefix('@').or_else(|| text.strip_prefix('<')) {
-        out.push(file);
+        out[0] = Some(file);
     } else if text.starts_with("--") {
         if let Some((_, value)) = text.split_once('=') {
-            out.push(value.trim_start_matches('@'));
+            out[0] = Some(value.trim_start_matches('@'));
         }
     } else if !text.starts_with('-') {
-        out.push(text);
-        if let Some((_, value)) = text.split_once("=@").or_else(|| text.split_once("=<")) {
-            out.push(value);
-        } else if let Some((key, value)) = text.split_once('=')
-            && !key.contains('/')
-            && !value.is_empty()
-        {
-            out.push(value);
-        }
+        out[0] = Some(text);
+        // What follows the first `=@`, else the first `=<`, else `key=value` with no `/` in the key.
+        let after = |mark: u8| {
+            let at = text.as_bytes().windows(2).position(|w| w == [b'=', mark])?;
+            text.get(at + 2..)
+        };
+        let marked = after(b'@').or_else(|| after(b'<'));
+        out[1] = match marked {
+            Some(value) => Some(value),
+            None => text.split_once('=').filter(|(key, value)| !key.contains('/') && !value.is_empty()).map(|(_, v)| v),
+        };
     }
-    out.into_iter().filter(|s| !s.is_empty() && !s.contains("://")).collect()
+    out.into_iter().flatten().filter(|s| !s.is_empty() && !has_scheme_separator(s))
+}
+
+/// Whether `text` holds `://`, as a URL does.
+fn has_scheme_separator(text: &str) -> bool {
+    text.as_bytes().windows(3).any(|w| w == b"://")
 }
 
 /// The operands a known writer writes.

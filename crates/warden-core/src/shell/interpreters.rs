@@ -86,6 +86,11 @@ pub const LANGUAGES: &[(&str, Language)] = &[
 
 /// The language `program` interprets: `python3.12`, `pwsh.exe`, `PowerShell`.
 pub fn language(program: &str) -> Option<Language> {
+    // Dropping suffixes keeps the first letter: a name no language starts with is none.
+    let first = program.bytes().next()?.to_ascii_lowercase();
+    if !LANGUAGES.iter().any(|(n, _)| n.as_bytes().first() == Some(&first)) {
+        return None;
+    }
     let lower = if program.bytes().any(|b| b.is_ascii_uppercase()) {
         alloc::borrow::Cow::Owned(program.to_ascii_lowercase())
     } else {

@@ -28,8 +28,13 @@ const FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fprintf", "-fls"];
 
 /// Whether `program`'s operands are only looked at.
 pub fn only_metadata(program: &str, argv: &[Arg]) -> bool {
+    only_metadata_of(program, super::programs::Class::of(program), argv)
+}
+
+/// [`only_metadata`] of a program whose [`Class`](super::programs::Class) is known.
+pub fn only_metadata_of(program: &str, class: super::programs::Class, argv: &[Arg]) -> bool {
     // `tree --fromfile` prints the lines of the files it is given.
-    super::programs::Class::of(program).is(super::programs::Table::MetadataOnly)
+    class.is(super::programs::Table::MetadataOnly)
         && !(program == "tree" && argv.iter().any(|a| a.known() == Some("--fromfile")))
 }
 
@@ -51,8 +56,8 @@ pub fn written(program: &str, argv: &[Arg]) -> Vec<String> {
 }
 
 /// The files a metadata-only program reads the contents of, as written.
-pub fn content_read(program: &str, argv: &[Arg]) -> Vec<String> {
-    if !only_metadata(program, argv) {
+pub fn content_read(program: &str, class: super::programs::Class, argv: &[Arg]) -> Vec<String> {
+    if !only_metadata_of(program, class, argv) {
         return Vec::new();
     }
     let mut out = Vec::new();

@@ -50,6 +50,7 @@ impl<'a> Chars<'a> {
         if text.is_ascii() { Chars::Ascii(text) } else { Chars::Wide(text.chars().collect()) }
     }
 
+    #[inline]
     fn get(&self, i: usize) -> Option<char> {
         match self {
             Chars::Ascii(text) => text.as_bytes().get(i).map(|&b| char::from(b)),
@@ -57,6 +58,7 @@ impl<'a> Chars<'a> {
         }
     }
 
+    #[inline]
     fn len(&self) -> usize {
         match self {
             Chars::Ascii(text) => text.len(),
@@ -75,7 +77,7 @@ impl<'a> Chars<'a> {
     /// Whether the characters from `start` to `end` spell `word`.
     fn spells(&self, start: usize, end: usize, word: &str) -> bool {
         match self {
-            Chars::Ascii(text) => text.get(start..end) == Some(word),
+            Chars::Ascii(text) => text.as_bytes().get(start..end) == Some(word.as_bytes()),
             Chars::Wide(chars) => chars.get(start..end).is_some_and(|c| c.iter().copied().eq(word.chars())),
         }
     }
@@ -101,10 +103,12 @@ const RESERVED_CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", 
 const COMMAND_WORDS: &[&str] =
     &["{", "if", "while", "until", "for", "case", "function", "then", "elif", "else", "fi", "do", "done", "esac", "}"];
 
+#[inline]
 fn is_blank(c: char) -> bool {
     c == ' ' || c == '\t' || c == '\r'
 }
 
+#[inline]
 fn is_meta(c: char) -> bool {
     is_blank(c) || matches!(c, '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
 }
@@ -186,16 +190,21 @@ impl<'a> Parser<'a> {
         self.depth = self.depth.saturating_sub(1);
     }
 
+    #[inline]
     fn peek(&self) -> Option<char> {
         self.chars.get(self.pos)
     }
 
+    #[inline]
     fn peek_at(&self, offset: usize) -> Option<char> {
         self.chars.get(self.pos + offset)
     }
 
+    /// Whether the input continues with `text`, an ASCII operator or keyword
+    /// of a few characters: compared a character at a time, no call needed.
+    #[inline]
     fn at(&self, text: &str) -> bool {
-        text.chars().enumerate().all(|(i, c)| self.peek_at(i) == Some(c))
+        text.bytes().enumerate().all(|(i, b)| self.peek_at(i) == Some(char::from(b)))
     }
 
     fn bump(&mut self) -> Option<char> {
@@ -329,6 +338,12 @@ impl<'a> Parser<'a> {
     fn peek_keyword<'w>(&self, candidates: &[&'w str]) -> Option<&'w str> {
         // The bare run up to the next metacharacter, read once and only as
         // far as the longest candidate: no candidate holds a metacharacter.
+        let first = self.peek()?;
+        // Most words start with a letter no candidate starts with (candidates are ASCII).
+        let starts = |k: &str| k.as_bytes().first().is_some_and(|&b| char::from(b) == first);
+        if !candidates.iter().any(|k| starts(k)) {
+            return None;
+        }
         let longest = candidates.iter().map(|k| k.len()).max()?;
         let mut end = self.pos;
         while let Some(c) = self.chars.get(end) {
@@ -344,7 +359,7 @@ impl<'a> Parser<'a> {
             return None;
         }
         let len = end - self.pos;
-        candidates.iter().copied().find(|k| k.len() == len && self.chars.spells(self.pos, end, k))
+        candidates.iter().copied().find(|k| k.len() == len && starts(k) && self.chars.spells(self.pos, end, k))
     }
 
     fn at_word(&self, word: &str) -> bool {

@@ -18,6 +18,8 @@ pub struct Class {
     bits: u8,
     /// Index of its row in [`wrappers::WRAPPERS`] plus one; 0 when it is not a wrapper.
     wrapper: u16,
+    /// The rows of [`secrets::SECRET_COMMANDS`] from its first to its last, as a range.
+    secret_rows: (u8, u8),
 }
 
 /// One of the tables a [`Class`] records.
@@ -35,6 +37,8 @@ pub enum Table {
     SecretOutput = 16,
     /// [`metadata::METADATA_ONLY`].
     MetadataOnly = 32,
+    /// [`secrets::DUMPS`].
+    Dump = 64,
 }
 
 static CLASSES: OnceBox<HashMap<&'static str, Class>> = OnceBox::new();
@@ -48,6 +52,13 @@ impl Class {
     /// Whether the name is in `table`.
     pub fn is(self, table: Table) -> bool {
         self.bits & table as u8 != 0
+    }
+
+    /// The rows of [`secrets::SECRET_COMMANDS`] from the first of this name to
+    /// the last: all of them, and only them when they are next to each other.
+    pub fn secret_commands(self) -> &'static [secrets::SecretCommand] {
+        let (from, to) = self.secret_rows;
+        secrets::SECRET_COMMANDS.get(usize::from(from)..usize::from(to)).unwrap_or_default()
     }
 
     /// The wrapper of this name: the first row of [`wrappers::WRAPPERS`] with it.
@@ -65,7 +76,8 @@ fn build() -> HashMap<&'static str, Class> {
             class.wrapper = u16::try_from(i + 1).unwrap_or(0);
         }
     }
-    let tables: [(&[&'static str], Table); 6] = [
+    let tables: [(&[&'static str], Table); 7] = [
+        (secrets::DUMPS, Table::Dump),
         (commands::SHELLS, Table::Shell),
         (commands::NOT_READERS, Table::NotReader),
         (commands::WRITES_WITHOUT_READING, Table::WritesWithoutReading),
@@ -78,8 +90,11 @@ fn build() -> HashMap<&'static str, Class> {
             map.entry(name).or_default().bits |= table as u8;
         }
     }
-    for (name, ..) in secrets::SECRET_COMMANDS {
-        map.entry(name).or_default().bits |= Table::SecretOutput as u8;
+    for (i, (name, ..)) in secrets::SECRET_COMMANDS.iter().enumerate() {
+        let class = map.entry(name).or_default();
+        class.bits |= Table::SecretOutput as u8;
+        let (Ok(at), Ok(next)) = (u8::try_from(i), u8::try_from(i + 1)) else { continue };
+        class.secret_rows = if class.secret_rows.1 == 0 { (at, next) } else { (class.secret_rows.0, next) };
     }
     map
 }
@@ -127,13 +142,28 @@ mod tests {
                     secrets::DUMPS.contains(&n) || secrets::SECRET_COMMANDS.iter().any(|(p, ..)| *p == n),
                 ),
                 (Table::MetadataOnly, metadata::METADATA_ONLY.contains(&n)),
+                (Table::Dump, secrets::DUMPS.contains(&n)),
             ];
             for (table, scanned) in expected {
                 assert_eq!(class.is(table), scanned, "`{name}` in {table:?}");
             }
+            let rows: Vec<String> =
+                secrets::SECRET_COMMANDS.iter().filter(|r| r.0 == n).map(|r| format!("{r:?}")).collect();
+            let found: Vec<String> =
+                class.secret_commands().iter().filter(|r| r.0 == n).map(|r| format!("{r:?}")).collect();
+            assert_eq!(found, rows, "secret commands of `{name}`");
             // The same row, compared by what it holds: a `const` table has no one address to compare.
             let scanned = wrappers::WRAPPERS.iter().find(|w| w.name == n).map(|w| format!("{w:?}"));
             assert_eq!(class.wrapper().map(|w| format!("{w:?}")), scanned, "wrapper `{name}`");
+        }
+    }
+
+    #[test]
+    fn the_secret_commands_of_one_program_are_next_to_each_other() {
+        // Else a program's rows span others' and each look-up compares their names too.
+        for (i, (name, ..)) in secrets::SECRET_COMMANDS.iter().enumerate() {
+            let rows = Class::of(name).secret_commands();
+            assert!(rows.iter().all(|r| r.0 == *name), "`{name}` (row {i}) has rows of other programs between its own");
         }
     }
 

@@ -165,12 +165,17 @@ pub(crate) const DUMPS: &[&str] = &["env", "printenv", "set", "export", "declare
 
 /// What `program` run with `argv` prints that is secret, if anything.
 pub fn output(program: &str, argv: &[Arg]) -> Option<SecretOutput> {
+    output_of(program, super::programs::Class::of(program), argv)
+}
+
+/// [`output`] of a program whose [`Class`](super::programs::Class) is known.
+pub fn output_of(program: &str, class: super::programs::Class, argv: &[Arg]) -> Option<SecretOutput> {
     // Most programs are in neither table: their words are not collected.
-    if !super::programs::Class::of(program).is(super::programs::Table::SecretOutput) {
+    if !class.is(super::programs::Table::SecretOutput) {
         return None;
     }
     let args: Vec<&str> = argv.iter().skip(1).map(|a| a.known().unwrap_or("")).collect();
-    if DUMPS.contains(&program) && environment_dump(program, &args) {
+    if class.is(super::programs::Table::Dump) && environment_dump(program, &args) {
         return Some(SecretOutput { what: format!("the environment (`{program}`)"), hosts: &[] });
     }
     if program == "printenv"
@@ -178,14 +183,14 @@ pub fn output(program: &str, argv: &[Arg]) -> Option<SecretOutput> {
     {
         return Some(SecretOutput { what: format!("the variable `{name}`"), hosts: &[] });
     }
-    for (name, words, any, hosts) in SECRET_COMMANDS {
+    for (name, words, any, hosts) in class.secret_commands() {
         if *name != program {
             continue;
         }
         let mut rest = args.iter();
         let ordered = words.iter().all(|w| rest.any(|a| a == w));
-        let option =
-            any.is_empty() || args.iter().any(|a| any.iter().any(|o| a == o || a.starts_with(&format!("{o}="))));
+        let option = any.is_empty()
+            || args.iter().any(|a| any.iter().any(|o| a == o || a.strip_prefix(o).is_some_and(|v| v.starts_with('='))));
         if ordered && option {
             let shown: Vec<&str> = core::iter::once(*name).chain(words.iter().copied()).collect();
             return Some(SecretOutput { what: format!("what `{}` prints", shown.join(" ")), hosts });

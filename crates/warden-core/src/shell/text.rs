@@ -100,6 +100,7 @@ impl fmt::Display for Text {
 #[cfg(test)]
 mod tests {
     use super::Text;
+    use crate::prelude::*;
 
     #[test]
     fn the_empty_text_holds_no_allocation_however_it_is_made() {
@@ -112,6 +113,8 @@ mod tests {
     fn texts_compare_by_content_not_by_allocation() {
         assert_eq!(Text::from("rm"), Text::from("rm"));
         assert_ne!(Text::from("rm"), Text::from("rmdir"));
-        assert!(Text::from("rm") == "rm");
+        let rm = Text::from("rm");
+        let owned = String::from("rm");
+        assert!(rm == "rm" && rm == *"rm" && rm == owned);
     }
 }

@@ -34,7 +34,7 @@ use crate::paths;
 use crate::prelude::*;
 use crate::shell::commands::{self, Analysis, Arg, Invocation, ProblemKind};
 use crate::shell::interpreters::Effect;
-use crate::shell::programs::{Class, Table};
+use crate::shell::programs::Table;
 use crate::shell::secrets::{self, SecretOutput};
 use crate::shell::{self, ErrorKind, ParseError, Script};
 
@@ -231,7 +231,7 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
 }
 
 fn download_execute(analysis: &Analysis, index: usize, inv: &Invocation, out: &mut Vec<Finding>) {
-    let downloader = |i: &Invocation| Class::of(&i.program).is(Table::Downloader);
+    let downloader = |i: &Invocation| i.class.is(Table::Downloader);
     let from_code = inv.code_from.iter().any(|r| analysis.within(r).iter().any(downloader));
     let from_pipe =
         inv.runs_stdin && analysis.invocations.iter().any(|other| downloader(other) && analysis.upstream(other, inv));
