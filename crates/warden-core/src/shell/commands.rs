@@ -2082,33 +2082,29 @@ fn has_scheme_separator(text: &str) -> bool {
 
 /// The operands a known writer writes.
 fn written_operands(program: &str, argv: &[Arg]) -> Vec<String> {
-    let paths: Vec<String> = argv.iter().skip(1).filter_map(Arg::path).collect();
-    let operands: Vec<&str> = paths.iter().map(String::as_str).filter(|t| !t.starts_with('-')).collect();
+    // The operands as paths, worked out only for the programs below.
+    let operands =
+        || -> Vec<String> { argv.iter().skip(1).filter_map(Arg::path).filter(|t| !t.starts_with('-')).collect() };
     match program {
-        "rm" | "rmdir" | "unlink" | "touch" | "mkdir" | "truncate" | "shred" | "tee" | "mv" => {
-            operands.iter().map(|s| s.to_string()).collect()
-        }
+        "rm" | "rmdir" | "unlink" | "touch" | "mkdir" | "truncate" | "shred" | "tee" | "mv" => operands(),
         "chmod" | "chown" | "chgrp" => {
             let reference = argv.iter().any(|a| a.known().is_some_and(|t| t.starts_with("--reference")));
-            operands.iter().skip(usize::from(!reference)).map(|s| s.to_string()).collect()
+            operands().into_iter().skip(usize::from(!reference)).collect()
         }
         "cp" | "install" | "ln" | "rsync" => {
             if let Some(i) = argv.iter().position(|a| matches!(a.known(), Some("-t") | Some("--target-directory"))) {
                 return argv.get(i + 1).and_then(Arg::known).map(|t| vec![t.to_string()]).unwrap_or_default();
             }
-            operands.last().filter(|_| operands.len() >= 2).map(|s| vec![s.to_string()]).unwrap_or_default()
+            let mut operands = operands();
+            if operands.len() >= 2 { operands.pop().map(|last| vec![last]).unwrap_or_default() } else { Vec::new() }
         }
-        "dd" => operands.iter().filter_map(|t| t.strip_prefix("of=")).map(str::to_string).collect(),
+        "dd" => operands().iter().filter_map(|t| t.strip_prefix("of=")).map(str::to_string).collect(),
         "sed" | "perl" => {
             let in_place = argv
                 .iter()
                 .any(|a| a.known().is_some_and(|t| t.starts_with("-i") || t.starts_with("--in-place") || t == "-pi"));
             let scripted = argv.iter().any(|a| matches!(a.known(), Some("-e") | Some("-f")));
-            if in_place {
-                operands.iter().skip(usize::from(!scripted)).map(|s| s.to_string()).collect()
-            } else {
-                Vec::new()
-            }
+            if in_place { operands().into_iter().skip(usize::from(!scripted)).collect() } else { Vec::new() }
         }
         _ => Vec::new(),
     }

@@ -91,10 +91,27 @@ pub(super) struct Parser<'a> {
     bodies: Vec<Vec<Part>>,
 }
 
-const RESERVED: &[&str] = &[
-    "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "for", "case", "esac", "function", "{", "}",
-    "!",
-];
+/// Whether `word` is a reserved word of the shell.
+fn reserved(word: &str) -> bool {
+    matches!(
+        word,
+        "if" | "then"
+            | "elif"
+            | "else"
+            | "fi"
+            | "do"
+            | "done"
+            | "while"
+            | "until"
+            | "for"
+            | "case"
+            | "esac"
+            | "function"
+            | "{"
+            | "}"
+            | "!"
+    )
+}
 
 const RESERVED_CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", "esac", "}", "in"];
 
@@ -809,7 +826,7 @@ impl<'a> Parser<'a> {
                 continue;
             }
             if simple.words.is_empty()
-                && let Some(reserved) = word.bare().filter(|w| RESERVED.contains(w))
+                && let Some(reserved) = word.bare().filter(|w| reserved(w))
             {
                 // Only a line continuation inside it kept it from being read as reserved.
                 return self.error(format!("`{reserved}` is split by a line continuation"));
@@ -913,6 +930,17 @@ impl<'a> Parser<'a> {
 
     /// One word in ordinary context.
     fn word(&mut self) -> Result<Word, ParseError> {
+        // The commonest word, plain characters up to a metacharacter or the
+        // end, read at once: what `parts` makes of it, one unquoted literal.
+        let mut end = self.pos;
+        while self.chars.get(end).is_some_and(|c| plain(Mode::Bare, c)) {
+            end += 1;
+        }
+        if end > self.pos && self.chars.get(end).is_none_or(is_meta) {
+            let text = Text::from(self.chars.text(self.pos, end).as_ref());
+            self.pos = end;
+            return Ok(Word(vec![Part::Lit { text, quoted: false }]));
+        }
         let mut parts = Vec::new();
         if self.at("<(") || self.at(">(") {
             let out = self.peek() == Some('>');
