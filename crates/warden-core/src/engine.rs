@@ -315,6 +315,7 @@ impl Warden {
             &context,
             &self.config.profile,
             call,
+            entry,
             &args,
         );
         // When the judge found nothing to say beyond its default allow, the

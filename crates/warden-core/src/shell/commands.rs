@@ -45,6 +45,8 @@ pub const MAX_CODE_NESTING: usize = 8;
 /// Most values of a `for` loop analysed one by one; longer lists are
 /// analysed once with an unknown value.
 pub const MAX_LOOP_VALUES: usize = 8;
+/// Invocations the analysis makes room for before it starts.
+const INITIAL_INVOCATIONS: usize = 4;
 /// Most wrappers unwrapped around one program.
 pub const MAX_WRAPPERS: usize = 16;
 
@@ -213,7 +215,7 @@ pub struct Invocation {
     pub argv: Vec<Arg>,
     /// The program's name without its directory; empty when unknown or when
     /// the command only redirects.
-    pub program: String,
+    pub program: Text,
     /// What the analyser knows of [`Invocation::program`] (looked up once).
     pub class: Class,
     pub redirects: Vec<Redir>,
@@ -308,7 +310,8 @@ pub struct Context<'a> {
 pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
     let mut walker = Walker {
         context,
-        out: Analysis::default(),
+        // Most scripts run a few programs: room for them from the start, not grown and copied.
+        out: Analysis { invocations: Vec::with_capacity(INITIAL_INVOCATIONS), ..Analysis::default() },
         steps: 0,
         pipelines: 0,
         stopped: false,
@@ -888,7 +891,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         frame: &Frame,
         segment: &Rc<str>,
     ) -> Invocation {
-        let program = argv.first().and_then(Arg::known).map(|t| basename(t).to_string()).unwrap_or_default();
+        let program = argv.first().and_then(Arg::known).map(|t| Text::from(basename(t))).unwrap_or_default();
         Invocation {
             class: if program.is_empty() { Class::default() } else { Class::of(&program) },
             argv,
@@ -1048,7 +1051,11 @@ impl<'c, 'a> Walker<'c, 'a> {
         let operands_from = 1;
         // The words go into the invocation when it is recorded; nothing reads them there before.
         let mut inv = self.invocation(Vec::new(), redirs, &state_for, &frame, segment);
-        inv.program = program.to_string();
+        // The program's name shares the first word's text when it has no directory.
+        inv.program = match argv.first().and_then(|a| a.text.as_ref()) {
+            Some(first) if first.as_str() == program => first.clone(),
+            _ => Text::from(program),
+        };
         inv.class = class;
         inv.stdin_from = stdin_from;
         inv.secret_input |= secret_env;

@@ -120,6 +120,30 @@ const RESERVED_CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", 
 const COMMAND_WORDS: &[&str] =
     &["{", "if", "while", "until", "for", "case", "function", "then", "elif", "else", "fi", "do", "done", "esac", "}"];
 
+/// The first characters of [`COMMAND_WORDS`]: a word that starts with no other is not one.
+const COMMAND_FIRSTS: u128 = first_chars(COMMAND_WORDS);
+
+/// The set of the first characters of ASCII `words`, a bit each.
+const fn first_chars(words: &[&str]) -> u128 {
+    let mut set = 0u128;
+    let mut i = 0;
+    while i < words.len() {
+        if let Some(&b) = words[i].as_bytes().first()
+            && b < 128
+        {
+            set |= 1 << b;
+        }
+        i += 1;
+    }
+    set
+}
+
+/// Whether `c` is in a set made by [`first_chars`].
+#[inline]
+fn starts_one(set: u128, c: char) -> bool {
+    (c as u32) < 128 && set & (1 << (c as u32)) != 0
+}
+
 #[inline]
 fn is_blank(c: char) -> bool {
     c == ' ' || c == '\t' || c == '\r'
@@ -168,6 +192,7 @@ fn push_text(parts: &mut Vec<Part>, text: Cow<'_, str>, quoted: bool) {
 
 /// Whether `c` is literal text in `mode`: read by no arm of
 /// [`Parser::parts`] but the last.
+#[inline]
 fn plain(mode: Mode, c: char) -> bool {
     match mode {
         Mode::Bare => !is_meta(c) && !matches!(c, '\'' | '"' | '\\' | '$' | '`'),
@@ -259,7 +284,18 @@ impl<'a> Parser<'a> {
     }
 
     /// Skips blanks, line continuations and comments.
+    #[inline]
     fn skip_blanks(&mut self) {
+        // Most words are followed by one space and then the next word.
+        if self.peek() == Some(' ') {
+            self.pos += 1;
+        }
+        if matches!(self.peek(), Some(' ' | '\t' | '\r' | '\\' | '#')) {
+            self.skip_more_blanks();
+        }
+    }
+
+    fn skip_more_blanks(&mut self) {
         while let Some(c) = self.peek() {
             if is_blank(c) {
                 self.pos += 1;
@@ -353,14 +389,19 @@ impl<'a> Parser<'a> {
     /// Which of `candidates` the bare word at the current position is, if
     /// any: [`Self::peek_bare`] compared to each, without building it.
     fn peek_keyword<'w>(&self, candidates: &[&'w str]) -> Option<&'w str> {
+        self.peek_keyword_in(candidates, first_chars(candidates))
+    }
+
+    /// [`Self::peek_keyword`], with the candidates' first characters known ([`first_chars`]).
+    fn peek_keyword_in<'w>(&self, candidates: &[&'w str], firsts: u128) -> Option<&'w str> {
         // The bare run up to the next metacharacter, read once and only as
         // far as the longest candidate: no candidate holds a metacharacter.
         let first = self.peek()?;
         // Most words start with a letter no candidate starts with (candidates are ASCII).
-        let starts = |k: &str| k.as_bytes().first().is_some_and(|&b| char::from(b) == first);
-        if !candidates.iter().any(|k| starts(k)) {
+        if !starts_one(firsts, first) {
             return None;
         }
+        let starts = |k: &str| k.as_bytes().first().is_some_and(|&b| char::from(b) == first);
         let longest = candidates.iter().map(|k| k.len()).max()?;
         let mut end = self.pos;
         while let Some(c) = self.chars.get(end) {
@@ -501,7 +542,7 @@ impl<'a> Parser<'a> {
             let redirects = self.redirects()?;
             return Ok(Command::Subshell(body, redirects));
         }
-        match self.peek_keyword(COMMAND_WORDS) {
+        match self.peek_keyword_in(COMMAND_WORDS, COMMAND_FIRSTS) {
             Some("{") => {
                 self.pos += 1;
                 let body = self.body(&["}"])?;

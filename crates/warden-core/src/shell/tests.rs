@@ -193,7 +193,7 @@ mod analysis {
         run(text)
             .invocations
             .iter()
-            .map(|i| (i.program.clone(), i.argv.iter().map(|a| a.known().unwrap_or("?").to_string()).collect()))
+            .map(|i| (i.program.to_string(), i.argv.iter().map(|a| a.known().unwrap_or("?").to_string()).collect()))
             .collect()
     }
 

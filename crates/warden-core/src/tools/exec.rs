@@ -256,7 +256,7 @@ fn download_execute(analysis: &Analysis, index: usize, inv: &Invocation, out: &m
 
 fn fork_bomb(inv: &Invocation, out: &mut Vec<Finding>) {
     let Some(function) = &inv.function else { return };
-    if *function == inv.program && (!inv.pipes.is_empty() || inv.background) {
+    if inv.program == *function && (!inv.pipes.is_empty() || inv.background) {
         out.push(finding(
             rules::EXEC_FORK_BOMB,
             format!("{} makes function `{function}` spawn copies of itself without end.", Quoted(inv)),

@@ -118,6 +118,7 @@ pub struct Finding {
 
 /// Judges a tool call whose arguments are the JSON object `args`. `version`
 /// is the digest of this section; remembered answers are bound to it.
+/// `entry` is the call's tool as [`ToolsConfig::classify`] finds it.
 #[expect(clippy::too_many_arguments, reason = "each argument is a different part of the instance")]
 pub fn judge(
     config: &ToolsConfig,
@@ -129,13 +130,15 @@ pub fn judge(
     context: &crate::session::Pre,
     profile: &crate::profile::ProfileConfig,
     call: &ToolCall,
+    entry: Option<&ToolEntry>,
     args: &Value,
 ) -> Verdict {
     if !config.enabled {
         return Verdict::not_configured("tool-call");
     }
     let mut counted = None;
-    let verdict = evaluate(config, version, host, ports, index, flow, context, profile, call, args, &mut counted);
+    let verdict =
+        evaluate(config, version, host, ports, index, flow, context, profile, call, entry, args, &mut counted);
     // A payment counted in step 2 that a later step denied did not happen.
     if let Some(c) = counted
         && verdict.decision == Decision::Deny
@@ -322,10 +325,10 @@ fn evaluate(
     context: &crate::session::Pre,
     profile: &crate::profile::ProfileConfig,
     call: &ToolCall,
+    entry: Option<&ToolEntry>,
     args: &Value,
     counted: &mut Option<payment::Counted>,
 ) -> Verdict {
-    let entry = config.classify(&call.tool_name);
     let places = places(config, host, call, entry, args);
     // Parsed once, for the fingerprint and the exec gate.
     let command = command_of(entry, args).map(|c| (c, shell::parse(c)));

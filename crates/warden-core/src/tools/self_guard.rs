@@ -145,7 +145,7 @@ fn cargo_run_args<'i>(places: &Places<'_>, inv: &'i Invocation) -> Option<&'i [c
 }
 
 fn admin_command(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Quoted<'_>, out: &mut Vec<Finding>) {
-    let argv = if places.host.admin_programs.contains(&inv.program) {
+    let argv = if places.host.admin_programs.iter().any(|p| inv.program == *p) {
         inv.argv.as_slice()
     } else if let Some(args) = cargo_run_args(places, inv) {
         args
