@@ -43,6 +43,15 @@ pub enum Table {
 
 static CLASSES: OnceBox<HashMap<&'static str, Class>> = OnceBox::new();
 
+/// Whether `table` holds `name`: `contains`, but a row's first byte is
+/// compared before the rest, so rows of the name's length that start with
+/// another letter cost no string comparison (under wasmtime each is a call
+/// of its own).
+pub fn listed(table: &[&str], name: &str) -> bool {
+    let first = name.as_bytes().first();
+    table.iter().any(|row| row.len() == name.len() && row.as_bytes().first() == first && *row == name)
+}
+
 impl Class {
     /// The tables `program` (a name without its directory) is in.
     pub fn of(program: &str) -> Class {
@@ -165,6 +174,16 @@ mod tests {
             let rows = Class::of(name).secret_commands();
             assert!(rows.iter().all(|r| r.0 == *name), "`{name}` (row {i}) has rows of other programs between its own");
         }
+    }
+
+    #[test]
+    fn a_listed_name_is_one_the_table_contains() {
+        for name in names() {
+            for table in [commands::SHELLS, commands::DOWNLOADERS, secrets::DUMPS, &["", "a", "ab", "ba"]] {
+                assert_eq!(listed(table, &name), table.contains(&name.as_str()), "`{name}`");
+            }
+        }
+        assert!(listed(&["", "x"], "") && !listed(&["x"], ""));
     }
 
     #[test]

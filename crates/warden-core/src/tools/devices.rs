@@ -116,12 +116,12 @@ pub fn check(analysis: &Analysis, inv: &Invocation, home: Option<&str>, out: &mu
     let p = inv.program.as_str();
     let mut files = Vec::new();
     // A link's own path is what `ln` writes, not where it points.
-    let links = if p != "ln" && (p.starts_with("mkfs") || FORMATTERS.contains(&p) || !inv.writes.is_empty()) {
+    let links = if p != "ln" && (p.starts_with("mkfs") || crate::shell::programs::listed(FORMATTERS, p) || !inv.writes.is_empty()) {
         links(analysis, home)
     } else {
         Vec::new()
     };
-    if p.starts_with("mkfs") || FORMATTERS.contains(&p) {
+    if p.starts_with("mkfs") || crate::shell::programs::listed(FORMATTERS, p) {
         let listing = options(&inv.argv).any(|o| o == "-l" || o == "--list")
             || inv.argv.iter().any(|a| a.known() == Some("print"));
         let ops = operands(&inv.argv);

@@ -34,7 +34,7 @@ use crate::paths;
 use crate::prelude::*;
 use crate::shell::commands::{self, Analysis, Arg, Invocation, ProblemKind};
 use crate::shell::interpreters::Effect;
-use crate::shell::programs::Table;
+use crate::shell::programs::{Table, listed};
 use crate::shell::secrets::{self, SecretOutput};
 use crate::shell::{self, ErrorKind, ParseError, Script};
 
@@ -304,7 +304,7 @@ const FIREWALLS: &[&str] = &[
 ];
 
 fn firewall(inv: &Invocation, out: &mut Vec<Finding>) {
-    if !FIREWALLS.contains(&inv.program.as_str()) {
+    if !listed(FIREWALLS, &inv.program) {
         return;
     }
     let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
@@ -414,7 +414,7 @@ fn secret_source(places: &Places<'_>, analysis: &Analysis, inv: &Invocation) -> 
 
 fn exfiltration(places: &Places<'_>, analysis: &Analysis, inv: &Invocation, out: &mut Vec<Finding>) {
     let socket = inv.writes.iter().any(|p| p.starts_with("/dev/tcp/") || p.starts_with("/dev/udp/"));
-    if !NETWORK.contains(&inv.program.as_str()) && !socket && !inv.effects.contains(&Effect::Sends) {
+    if !listed(NETWORK, &inv.program) && !socket && !inv.effects.contains(&Effect::Sends) {
         return;
     }
     if let Some(source) = secret_source(places, analysis, inv) {

@@ -83,7 +83,7 @@ fn is_host_mount(source: &str) -> bool {
 
 /// Whether a `run`/`create` gives the container the host, and how.
 fn container_escape(program: &str, args: &[&str]) -> Option<&'static str> {
-    if !CONTAINER_ENGINES.contains(&program) {
+    if !crate::shell::programs::listed(CONTAINER_ENGINES, program) {
         return None;
     }
     // Global options (`-H tcp://…`, `--context x`) and `container` may come

@@ -182,7 +182,7 @@ fn admin_command(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Qu
 }
 
 fn database_client(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Quoted<'_>, out: &mut Vec<Finding>) {
-    let client = DATABASE_CLIENTS.contains(&inv.program.as_str());
+    let client = crate::shell::programs::listed(DATABASE_CLIENTS, &inv.program);
     if !client && !is_interpreter(&inv.program) {
         return;
     }
