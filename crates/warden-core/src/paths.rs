@@ -321,6 +321,8 @@ pub struct SplitPath<'a> {
     home: Option<&'a str>,
     /// The path without a leading `/` or `~`, for `**/` globs.
     body: &'a str,
+    /// The last segment of `body`, found once for every `**/` glob that compares it.
+    last: Option<&'a str>,
 }
 
 /// The non-empty segments of a path body.
@@ -330,7 +332,12 @@ fn segments_in(text: &str) -> impl DoubleEndedIterator<Item = &str> + Clone {
 
 impl<'a> SplitPath<'a> {
     pub fn new(path: &'a str) -> SplitPath<'a> {
-        SplitPath { rooted: path.strip_prefix('/'), home: home_rest(path), body: path.trim_start_matches(['/', '~']) }
+        // Home is `~` alone or before a `/`; a `~` glued to a name (`/~a`) is part of that name.
+        let body = match path.strip_prefix('~') {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => rest.trim_start_matches('/'),
+            _ => path.trim_start_matches('/'),
+        };
+        SplitPath { rooted: path.strip_prefix('/'), home: home_rest(path), body, last: segments_in(body).next_back() }
     }
 
     /// Whether `glob` matches this path.
@@ -559,11 +566,39 @@ impl Glob {
 pub struct GlobSet {
     globs: Vec<Glob>,
     /// Positions of `/`-anchored globs by their literal first segment, sorted by it.
-    rooted: Vec<(String, Vec<usize>)>,
+    rooted: Index,
     /// Positions of `~/`-anchored globs by their literal first segment, sorted by it.
-    home: Vec<(String, Vec<usize>)>,
+    home: Index,
     /// Positions of every other glob.
     unindexed: Vec<usize>,
+}
+
+/// Glob positions by literal first segment, sorted by it, with the set of
+/// the segments' first bytes: a path whose first segment starts with none
+/// of them is looked up no further (most paths, against the default globs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Index {
+    by_first: Vec<(String, Vec<usize>)>,
+    first_bytes: [u64; 4],
+}
+
+impl Index {
+    fn new(by_first: BTreeMap<String, Vec<usize>>) -> Index {
+        let mut first_bytes = [0u64; 4];
+        for key in by_first.keys() {
+            if let Some(&b) = key.as_bytes().first()
+                && let Some(word) = first_bytes.get_mut(usize::from(b / 64))
+            {
+                *word |= 1 << (b % 64);
+            }
+        }
+        Index { by_first: by_first.into_iter().collect(), first_bytes }
+    }
+
+    /// Whether some key starts with `b`.
+    fn may_start(&self, b: u8) -> bool {
+        self.first_bytes.get(usize::from(b / 64)).is_some_and(|w| w & (1 << (b % 64)) != 0)
+    }
 }
 
 impl GlobSet {
@@ -577,7 +612,7 @@ impl GlobSet {
                 _ => unindexed.push(i),
             }
         }
-        GlobSet { globs, rooted: rooted.into_iter().collect(), home: home.into_iter().collect(), unindexed }
+        GlobSet { globs, rooted: Index::new(rooted), home: Index::new(home), unindexed }
     }
 
     /// The globs, in their configured order.
@@ -617,11 +652,15 @@ impl GlobSet {
 }
 
 /// The positions filed under the first segment of `body`.
-fn listed<'m>(index: &'m [(String, Vec<usize>)], body: Option<&str>) -> &'m [usize] {
-    if index.is_empty() {
+fn listed<'m>(index: &'m Index, body: Option<&str>) -> &'m [usize] {
+    if index.by_first.is_empty() {
         return &[];
     }
     let Some(first) = body.and_then(|b| segments_in(b).next()) else { return &[] };
+    if !first.as_bytes().first().is_some_and(|&b| index.may_start(b)) {
+        return &[];
+    }
+    let index = &index.by_first;
     index.binary_search_by(|(key, _)| key.as_str().cmp(first)).ok().and_then(|at| index.get(at)).map_or(&[], |(_, l)| l)
 }
 
@@ -630,7 +669,8 @@ impl Glob {
     /// walked: a last part that is not `**` matches only the last segment.
     fn matches_quickly(&self, path: &SplitPath) -> bool {
         let Some(body) = path.for_anchor(self.anchor) else { return false };
-        let last = segments_in(body).next_back();
+        // `**/` globs, the commonest unindexed ones, walk the body, whose last segment is known.
+        let last = if self.anchor == Anchor::Anywhere { path.last } else { segments_in(body).next_back() };
         let possible = match (self.parts.last(), last) {
             (None | Some(Part::GlobStar), _) => true,
             (Some(_), None) => false,
@@ -1009,7 +1049,7 @@ mod tests {
     }
 
     fn segment_strategy() -> impl Strategy<Value = String> {
-        prop_oneof!["[ab]{1,4}", "[ab.]{1,3}", Just("é".to_string()), Just("a*".to_string())]
+        prop_oneof!["[ab]{1,4}", "[ab.]{1,3}", Just("é".to_string()), Just("a*".to_string()), "[~a]{1,3}"]
     }
 
     fn glob_segment_strategy() -> impl Strategy<Value = String> {
@@ -1029,9 +1069,32 @@ mod tests {
     }
 
     fn path_strategy() -> impl Strategy<Value = String> {
-        let root = prop_oneof![Just("/"), Just("~/"), Just(""), Just("/home/me/"), Just("/root/"), Just("/Users/x/")];
+        // `~` glued to a segment (`/~a`, `~~a`) is a name, not home, in every anchored form.
+        let root = prop_oneof![
+            Just("/"),
+            Just("~/"),
+            Just(""),
+            Just("/home/me/"),
+            Just("/root/"),
+            Just("/Users/x/"),
+            Just("/~"),
+            Just("~"),
+            Just("//~/")
+        ];
         (root, proptest::collection::vec(segment_strategy(), 0..6))
             .prop_map(|(root, segments)| format!("{root}{}", segments.join("/")))
+    }
+
+    #[test]
+    fn a_tilde_glued_to_a_name_stays_part_of_the_name_for_anywhere_globs() {
+        // `/~.env` is a file named `~.env`, not `.env`; `~/.env` is `.env` in home.
+        assert!(!glob_matches("**/.env", "/~.env"));
+        assert!(glob_matches("**/~.env", "/~.env"));
+        assert!(glob_matches("**/.env", "~/.env"));
+        assert!(glob_matches("**/.env", "/srv/app/.env"));
+        assert!(glob_matches("**/*?a/**", "/~a/b"));
+        assert!(glob_matches("**/x", "~/x") && !glob_matches("**/x", "/~x"));
+        assert!(glob_matches("**/~", "/~") && !glob_matches("**/~", "~"));
     }
 
     #[test]

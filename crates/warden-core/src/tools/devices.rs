@@ -116,7 +116,9 @@ pub fn check(analysis: &Analysis, inv: &Invocation, home: Option<&str>, out: &mu
     let p = inv.program.as_str();
     let mut files = Vec::new();
     // A link's own path is what `ln` writes, not where it points.
-    let links = if p != "ln" && (p.starts_with("mkfs") || crate::shell::programs::listed(FORMATTERS, p) || !inv.writes.is_empty()) {
+    let links = if p != "ln"
+        && (p.starts_with("mkfs") || crate::shell::programs::listed(FORMATTERS, p) || !inv.writes.is_empty())
+    {
         links(analysis, home)
     } else {
         Vec::new()
