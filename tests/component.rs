@@ -5,8 +5,9 @@ use warden_host::runtime::EMBEDDED_COMPONENT;
 use warden_tests::{T0, TempDb, decided, runtime, tool_call};
 use wasmtime::component::Component;
 
-/// The size the release component must stay under.
-const MAX_COMPONENT_BYTES: usize = 2560 * 1024;
+/// The size the release component must stay under: 3 MiB since the guest is
+/// linked with fat LTO for speed (about 2,816 KiB; 2,483 KiB without LTO).
+const MAX_COMPONENT_BYTES: usize = 3072 * 1024;
 
 #[test]
 fn component_imports_only_its_own_world() {
@@ -39,7 +40,7 @@ fn component_imports_only_its_own_world() {
 }
 
 #[test]
-fn release_component_is_under_two_and_a_half_mebibytes() {
+fn release_component_is_under_three_mebibytes() {
     let size = EMBEDDED_COMPONENT.len();
     println!("component size: {size} bytes");
     assert!(size < MAX_COMPONENT_BYTES, "component is {size} bytes");
