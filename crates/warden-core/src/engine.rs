@@ -302,7 +302,19 @@ impl Warden {
             }
             Err(e) => return tools::storage_failure(&e).under(self.config.tools.mode),
         }
-        *risk = crate::risk::before_call(&self.config.risk, &self.host.secret, ports.storage, call, entry, &args);
+        // The command is parsed once, for the risk section and the judge.
+        let command = (self.config.tools.enabled || self.config.risk.enabled)
+            .then(|| tools::command_of(entry, &args).map(|c| (c, crate::shell::parse(c))))
+            .flatten();
+        *risk = crate::risk::before_call(
+            &self.config.risk,
+            &self.host.secret,
+            ports.storage,
+            call,
+            entry,
+            &args,
+            command.as_ref(),
+        );
         context.asks.extend(risk.ask.take());
         context.signals.append(&mut risk.signals);
         let judged = tools::judge(
@@ -317,6 +329,7 @@ impl Warden {
             call,
             entry,
             &args,
+            command.as_ref(),
         );
         // When the judge found nothing to say beyond its default allow, the
         // pin's positive answer is the rule that decided; anything the judge

@@ -32,6 +32,7 @@ use crate::model::{Decision, Mode, Signal, ToolCall, Verdict};
 use crate::ports::{Storage, StorageError};
 use crate::prelude::*;
 use crate::tools::Finding;
+use crate::tools::exec::Parsed;
 use crate::tools::taxonomy::{Kind, ToolEntry};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -123,10 +124,20 @@ fn keyed(secret: &[u8], what: &str, value: &[u8]) -> String {
 /// The program a shell command runs first, as the exec gate's parser reads
 /// it (after `sudo -u x`, `env A=b`, `bash -c '…'` and folders); a command
 /// the parser refuses falls back to its first plain word.
-fn program(command: &str) -> String {
-    if let Ok(script) = crate::shell::parse(command) {
+/// `parsed` is the exec gate's parse of its command: used when it is this
+/// command, so the command is parsed once a call.
+fn program(command: &str, parsed: Option<&Parsed<'_>>) -> String {
+    let owned;
+    let script = match parsed {
+        Some((text, script)) if *text == command => script.as_ref().ok(),
+        _ => {
+            owned = crate::shell::parse(command);
+            owned.as_ref().ok()
+        }
+    };
+    if let Some(script) = script {
         let context = crate::shell::commands::Context { cwd: None, home: None, secret: &|_| false };
-        let analysis = crate::shell::commands::analyse(&script, &context);
+        let analysis = crate::shell::commands::analyse(script, &context);
         if let Some(first) = analysis.invocations.iter().find(|i| !i.program.is_empty()) {
             return first.program.to_lowercase();
         }
@@ -140,8 +151,14 @@ fn program(command: &str) -> String {
 }
 
 /// A call as one step: kind (4 bits), network (1 bit), targets (8 bits) and
-/// a 32-bit keyed hash of what runs.
-pub fn step(secret: &[u8], call: &ToolCall, entry: Option<&ToolEntry>, args: &Value) -> u64 {
+/// a 32-bit keyed hash of what runs (`parsed`: the exec gate's parse, see [`program`]).
+pub fn step(
+    secret: &[u8],
+    call: &ToolCall,
+    entry: Option<&ToolEntry>,
+    args: &Value,
+    parsed: Option<&Parsed<'_>>,
+) -> u64 {
     let kind = entry.map_or(Kind::Other, |e| e.kind);
     let text = crate::session::drift::call_text(call);
     let targets = crate::session::drift::target_bits(&text);
@@ -154,7 +171,7 @@ pub fn step(secret: &[u8], call: &ToolCall, entry: Option<&ToolEntry>, args: &Va
             .chain(["command", "cmd"])
             .find_map(|f| args.get(f).and_then(Value::as_str))
             .unwrap_or("");
-        program(command)
+        program(command, parsed)
     } else {
         call.tool_name.to_lowercase()
     };
@@ -196,6 +213,7 @@ pub fn before_call(
     call: &ToolCall,
     entry: Option<&ToolEntry>,
     args: &Value,
+    parsed: Option<&Parsed<'_>>,
 ) -> Pending {
     let mut pending = Pending::default();
     if !config.enabled {
@@ -217,7 +235,7 @@ pub fn before_call(
     state.format = FORMAT;
     let length = config.length();
     let mut steps: Vec<u64> = state.steps.iter().rev().take(length.saturating_sub(1)).rev().copied().collect();
-    steps.push(step(secret, call, entry, args));
+    steps.push(step(secret, call, entry, args, parsed));
     let hash = pattern_hash(secret, &steps);
     let slot = slot_key(config, secret, &steps);
     let recurring = |p: &&Pattern| {

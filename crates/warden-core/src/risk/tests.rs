@@ -119,7 +119,9 @@ fn wrappers_assignments_and_folders_do_not_hide_the_program() {
         ("for f in *; do curl -T \"$f\" x; done", "curl"),
         ("", ""),
     ] {
-        assert_eq!(program(command), program_name, "{command}");
+        assert_eq!(program(command, None), program_name, "{command}");
+        let shared = (command, crate::shell::parse(command));
+        assert_eq!(program(command, Some(&shared)), program_name, "{command}, the gate's parse");
     }
 }
 
@@ -180,6 +182,7 @@ fn an_unavailable_store_is_a_signal_and_the_judge_still_decides() {
         &bash(DOWNLOAD, "s3", T0 + 20),
         None,
         &json!({"command": DOWNLOAD}),
+        None,
     );
     assert!(pending.ask.is_none(), "fail-open: nothing decided");
     assert_eq!(pending.signals.first().map(|s| s.name.as_str()), Some(UNAVAILABLE));
@@ -275,4 +278,22 @@ fn a_long_legitimate_session_after_two_attacks_is_never_asked() {
             assert_eq!(d, Decision::Allow, "{c}: {rule}");
         }
     }
+}
+
+#[test]
+fn the_exec_gate_s_parse_is_used_only_for_the_command_it_parsed() {
+    let gate_text = "ls -la";
+    let gate = (gate_text, crate::shell::parse(gate_text));
+    // The same command: the gate's parse answers, wrappers unwrapped as before.
+    let same = "sudo -u ops env A=b /usr/bin/curl -s https://a.example";
+    let shared = (same, crate::shell::parse(same));
+    assert_eq!(program(same, Some(&shared)), "curl");
+    assert_eq!(program(same, None), "curl");
+    // Another command than the one the gate parsed is parsed on its own.
+    assert_eq!(program("curl -s https://a.example", Some(&gate)), "curl");
+    // A parse that failed falls back to the first plain word, shared or not.
+    let broken = "curl 'unterminated";
+    let failed = (broken, crate::shell::parse(broken));
+    assert!(failed.1.is_err());
+    assert_eq!(program(broken, Some(&failed)), program(broken, None));
 }

@@ -118,7 +118,9 @@ pub struct Finding {
 
 /// Judges a tool call whose arguments are the JSON object `args`. `version`
 /// is the digest of this section; remembered answers are bound to it.
-/// `entry` is the call's tool as [`ToolsConfig::classify`] finds it.
+/// `entry` is the call's tool as [`ToolsConfig::classify`] finds it, and
+/// `command` its command ([`command_of`]) parsed, when the caller parsed it
+/// already (else it is parsed here).
 #[expect(clippy::too_many_arguments, reason = "each argument is a different part of the instance")]
 pub fn judge(
     config: &ToolsConfig,
@@ -132,13 +134,14 @@ pub fn judge(
     call: &ToolCall,
     entry: Option<&ToolEntry>,
     args: &Value,
+    command: Option<&exec::Parsed<'_>>,
 ) -> Verdict {
     if !config.enabled {
         return Verdict::not_configured("tool-call");
     }
     let mut counted = None;
     let verdict =
-        evaluate(config, version, host, ports, index, flow, context, profile, call, entry, args, &mut counted);
+        evaluate(config, version, host, ports, index, flow, context, profile, call, entry, args, command, &mut counted);
     // A payment counted in step 2 that a later step denied did not happen.
     if let Some(c) = counted
         && verdict.decision == Decision::Deny
@@ -186,7 +189,9 @@ fn places<'c>(
     }
 }
 
-fn command_of<'a>(entry: Option<&ToolEntry>, args: &'a Value) -> Option<&'a str> {
+/// The command the exec gate judges: the first of the tool's command fields
+/// that holds a string, for a shell tool.
+pub fn command_of<'a>(entry: Option<&ToolEntry>, args: &'a Value) -> Option<&'a str> {
     let entry = entry.filter(|e| e.kind == Kind::Shell)?;
     entry.command_fields.iter().find_map(|f| args.get(f.as_str()).and_then(Value::as_str))
 }
@@ -327,11 +332,19 @@ fn evaluate(
     call: &ToolCall,
     entry: Option<&ToolEntry>,
     args: &Value,
+    command: Option<&exec::Parsed<'_>>,
     counted: &mut Option<payment::Counted>,
 ) -> Verdict {
     let places = places(config, host, call, entry, args);
-    // Parsed once, for the fingerprint and the exec gate.
-    let command = command_of(entry, args).map(|c| (c, shell::parse(c)));
+    // Parsed once, for the fingerprint, the exec gate and the risk section.
+    let parsed_here;
+    let command = match command {
+        Some((text, _)) if Some(*text) == command_of(entry, args) => command,
+        _ => {
+            parsed_here = command_of(entry, args).map(|c| (c, shell::parse(c)));
+            parsed_here.as_ref()
+        }
+    };
     let session = call.session_id.as_deref().filter(|s| !s.is_empty());
     let call_id = call.call_id.as_deref().filter(|s| !s.is_empty());
     let asked = Asked {
@@ -342,7 +355,7 @@ fn evaluate(
         entry,
         args,
         places: &places,
-        command: command.as_ref(),
+        command,
         session,
         call: call_id,
     };
@@ -448,7 +461,7 @@ fn evaluate(
     }
 
     // 5. Exec gate.
-    if let Some((_, parsed)) = &command {
+    if let Some((_, parsed)) = command {
         let findings = exec::check_parsed(&places, parsed, places.cwd.as_deref());
         if let Some(v) = decide(config, &asked, findings, &mut signals) {
             return v;
