@@ -84,10 +84,10 @@ pub(crate) unsafe fn compare(a: *const u8, b: *const u8, n: usize, ordered: bool
 }
 
 /// libc's `memcmp`.
-#[cfg(target_arch = "wasm32")]
 ///
 /// # Safety
 /// `a..a+n` and `b..b+n` must be readable.
+#[cfg(target_arch = "wasm32")]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
     // SAFETY: the caller's contract is forwarded unchanged.
@@ -95,10 +95,10 @@ pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
 }
 
 /// libc's `bcmp`: zero when equal.
-#[cfg(target_arch = "wasm32")]
 ///
 /// # Safety
 /// `a..a+n` and `b..b+n` must be readable.
+#[cfg(target_arch = "wasm32")]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
     // SAFETY: the caller's contract is forwarded unchanged.

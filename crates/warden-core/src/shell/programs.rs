@@ -19,7 +19,7 @@ pub struct Class {
     /// Index of its row in [`wrappers::WRAPPERS`] plus one; 0 when it is not a wrapper.
     wrapper: u16,
     /// The rows of [`secrets::SECRET_COMMANDS`] from its first to its last, as a range.
-    secret_rows: (u8, u8),
+    secret_rows: (u16, u16),
 }
 
 /// One of the tables a [`Class`] records.
@@ -102,7 +102,7 @@ fn build() -> HashMap<&'static str, Class> {
     for (i, (name, ..)) in secrets::SECRET_COMMANDS.iter().enumerate() {
         let class = map.entry(name).or_default();
         class.bits |= Table::SecretOutput as u8;
-        let (Ok(at), Ok(next)) = (u8::try_from(i), u8::try_from(i + 1)) else { continue };
+        let (Ok(at), Ok(next)) = (u16::try_from(i), u16::try_from(i + 1)) else { continue };
         class.secret_rows = if class.secret_rows.1 == 0 { (at, next) } else { (class.secret_rows.0, next) };
     }
     map
