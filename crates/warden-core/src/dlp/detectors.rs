@@ -15,10 +15,11 @@
 //! verdict, a log line or a counter cannot carry the secret onwards.
 //!
 //! Work is linear in the text: the fixed strings the detectors start from are
-//! found together in one pass ([`super::prefixes`]), the detectors that read
-//! runs of a byte class visit only runs long enough to matter
-//! ([`long_runs`]), and a run measured from many starts is read once
-//! ([`RunEnds`]). The text is bounded by [`super::MAX_BODY_BYTES`] before it
+//! found together in one pass ([`super::prefixes`]), the long runs of token
+//! bytes are found together in another ([`TokenRuns`], which skips text of
+//! short words nearly a run's length at a time), the detectors that read
+//! long runs of a byte class look only inside those, and a run measured from
+//! many starts is read once ([`RunEnds`]). The text is bounded by [`super::MAX_BODY_BYTES`] before it
 //! gets here.
 
 use super::prefixes::{Fixed, Found, Prefix};
@@ -189,18 +190,19 @@ pub fn scan(text: &str) -> Vec<Hit> {
 pub(super) fn spans_of(text: &str, decode: bool) -> Vec<Span> {
     let bytes = text.as_bytes();
     let found = Found::in_text(bytes);
+    let runs = TokenRuns::in_text(bytes);
     let mut spans: Vec<Span> = Vec::new();
     private_keys(text, &found, &mut spans);
     aws_access_keys(bytes, &found, &mut spans);
-    super::vendors::scan(bytes, &found, &mut spans);
+    super::vendors::scan(bytes, &found, &runs, &mut spans);
     slack_tokens(bytes, &found, &mut spans);
     slack_webhooks(bytes, &found, &mut spans);
     openai_keys(bytes, &found, &mut spans);
     jwts(bytes, &found, &mut spans);
-    aws_secret_keys(text, &mut spans);
+    aws_secret_keys(text, &runs, &mut spans);
     super::labelled::url_credentials(text, &found, &mut spans);
     super::labelled::labelled(text, &found, &mut spans);
-    high_entropy(text, &found, decode, &mut spans);
+    high_entropy(text, &found, &runs, decode, &mut spans);
     spans.sort_by_key(|s| (s.start, s.end));
     // One secret, one hit: a span inside an earlier one adds nothing.
     let mut kept: Vec<Span> = Vec::new();
@@ -241,46 +243,50 @@ pub(super) fn is_url_b64(b: u8) -> bool {
 }
 
 /// Whether the byte before `at` would make `at` the middle of a word.
-pub(super) fn glued(bytes: &[u8], at: usize, part_of_word: fn(u8) -> bool) -> bool {
+pub(super) fn glued(bytes: &[u8], at: usize, part_of_word: impl Fn(u8) -> bool) -> bool {
     at.checked_sub(1).and_then(|i| bytes.get(i)).is_some_and(|&b| part_of_word(b))
 }
 
 /// Length of the run of `class` bytes starting at `at`.
-pub(super) fn run(bytes: &[u8], at: usize, class: fn(u8) -> bool) -> usize {
+pub(super) fn run(bytes: &[u8], at: usize, class: impl Fn(u8) -> bool) -> usize {
     bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
 }
 
 /// Length of the run of `class` bytes starting at `at`, counted up to `limit`:
 /// where only the first `limit` bytes matter, a long run is not read to its end.
-pub(super) fn run_upto(bytes: &[u8], at: usize, class: fn(u8) -> bool, limit: usize) -> usize {
+pub(super) fn run_upto(bytes: &[u8], at: usize, class: impl Fn(u8) -> bool, limit: usize) -> usize {
     bytes.get(at..).map_or(0, |rest| rest.iter().take(limit).take_while(|&&b| class(b)).count())
 }
 
 /// The maximal runs of `class` bytes at least `min` long, in order.
 ///
-/// Any such run holds every `min`th byte position, so only those positions
-/// are probed, and a run is measured only around a probe that lands in one:
-/// each byte is read at most twice, and text of short words is mostly skipped.
-pub(super) fn long_runs(bytes: &[u8], min: usize, class: fn(u8) -> bool) -> impl Iterator<Item = (usize, usize)> + '_ {
+/// A run at least `min` long that starts at or after `next` (where no run
+/// starts earlier) holds the byte `min - 1` past `next`, so the window up to
+/// that byte is read backwards: a byte not of `class` in it moves `next` just
+/// past that byte, in text of short words nearly `min` bytes at once, and a
+/// window wholly of `class` is the start of a run, which is then read to its
+/// end. Each byte is read at most twice.
+pub(super) fn long_runs<'a>(
+    bytes: &'a [u8],
+    min: usize,
+    class: impl Fn(u8) -> bool + Copy + 'a,
+) -> impl Iterator<Item = (usize, usize)> + 'a {
     let min = min.max(1);
-    // Every byte before `next` is covered; the byte just before it is not of `class`.
+    // No run starts before `next`: the byte just before it is not of `class` (or `next` is 0).
     let mut next = 0usize;
     core::iter::from_fn(move || {
         loop {
             let probe = next + min - 1;
-            let &b = bytes.get(probe)?;
-            if !class(b) {
-                next = probe + 1;
-                continue;
-            }
-            let back =
-                bytes.get(next..probe).map_or(0, |before| before.iter().rev().take_while(|&&b| class(b)).count());
-            let start = probe - back;
-            let end = probe + run(bytes, probe, class);
-            // The byte at `end` is not of `class` (or the text ends there).
-            next = end + 1;
-            if end - start >= min {
-                return Some((start, end));
+            let window = bytes.get(next..=probe)?;
+            // A run of `min` from `next` on holds `probe`; read back from it.
+            match window.iter().rposition(|&b| !class(b)) {
+                Some(gap) => next += gap + 1,
+                None => {
+                    let end = probe + 1 + run(bytes, probe + 1, class);
+                    let start = next;
+                    next = end + 1;
+                    return Some((start, end));
+                }
             }
         }
     })
@@ -311,15 +317,15 @@ pub(super) fn push(
 
 /// The runs of one class a detector measures from many starts: a start
 /// inside the run measured last shares its end, so a long run is read once.
-pub(super) struct RunEnds {
-    class: fn(u8) -> bool,
+pub(super) struct RunEnds<F> {
+    class: F,
     /// `from..end` is all of `class`, and the byte at `end` is not (or the text ends).
     from: usize,
     end: usize,
 }
 
-impl RunEnds {
-    pub(super) fn new(class: fn(u8) -> bool) -> RunEnds {
+impl<F: Fn(u8) -> bool> RunEnds<F> {
+    pub(super) fn new(class: F) -> RunEnds<F> {
         RunEnds { class, from: 1, end: 0 }
     }
 
@@ -327,7 +333,7 @@ impl RunEnds {
     pub(super) fn len(&mut self, bytes: &[u8], at: usize) -> usize {
         if !(self.from <= at && at <= self.end) {
             self.from = at;
-            self.end = at + run(bytes, at, self.class);
+            self.end = at + run(bytes, at, &self.class);
         }
         self.end - at
     }
@@ -499,12 +505,12 @@ pub const AWS_PAIR_BYTES: usize = 256;
 
 /// AWS secret access keys: 40 base64 characters near an access key ID, or
 /// named by `aws` and `secret` just before them.
-fn aws_secret_keys(text: &str, spans: &mut Vec<Span>) {
+fn aws_secret_keys(text: &str, runs: &TokenRuns, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
-    let is_b64: fn(u8) -> bool = |b| is_alnum(b) || b == b'+' || b == b'/';
+    let is_b64 = |b: u8| is_alnum(b) || b == b'+' || b == b'/';
     let ids: Vec<usize> = spans.iter().filter(|s| s.detector == names::AWS_ACCESS_KEY).map(|s| s.start).collect();
     // Only a run of exactly 40 can be a key.
-    for (at, end) in long_runs(bytes, 40, is_b64) {
+    for (at, end) in runs.of(bytes, 40, is_b64) {
         let len = end - at;
         let token = bytes.get(at..end).unwrap_or_default();
         let shaped = len == 40
@@ -525,8 +531,69 @@ fn aws_secret_keys(text: &str, spans: &mut Vec<Span>) {
     }
 }
 
-fn is_token_byte(b: u8) -> bool {
+const fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
+}
+
+/// A byte of a token or of its base64 padding.
+const fn is_token_or_padding(b: u8) -> bool {
+    is_token_byte(b) || b == b'='
+}
+
+/// [`is_token_or_padding`] of every byte value: the probing pass reads one
+/// entry a byte instead of comparing it with five ranges.
+static TOKEN_OR_PADDING: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < table.len() {
+        table[b] = is_token_or_padding(b as u8);
+        b += 1;
+    }
+    table
+};
+
+/// The shortest run of token bytes and `=` a detector reads: the
+/// high-entropy detector never judges a token shorter than this with its
+/// padding, and the other run readers ask for longer runs.
+pub(super) const SHORTEST_TOKEN_RUN: usize = if MIN_ENTROPY_TOKEN_CHARS < super::exempt::MIN_DECODED_TEXT_CHARS {
+    MIN_ENTROPY_TOKEN_CHARS
+} else {
+    super::exempt::MIN_DECODED_TEXT_CHARS
+};
+
+/// The maximal runs of token bytes and `=` at least [`SHORTEST_TOKEN_RUN`]
+/// long, found once a text by one probing pass ([`long_runs`]).
+///
+/// The detectors that read long runs of a narrower class (URL-safe base64,
+/// base64, digits: each a subset of the token bytes) look only inside these:
+/// a run of such a class is a run of token bytes too, and the bytes around
+/// a token run are no token bytes, so a run maximal inside a token run is
+/// maximal in the text. Text of short words then costs one probing pass
+/// instead of one a detector.
+pub(super) struct TokenRuns {
+    runs: Vec<(usize, usize)>,
+}
+
+impl TokenRuns {
+    pub(super) fn in_text(bytes: &[u8]) -> TokenRuns {
+        TokenRuns { runs: long_runs(bytes, SHORTEST_TOKEN_RUN, |b| TOKEN_OR_PADDING[usize::from(b)]).collect() }
+    }
+
+    /// The maximal runs of `class` at least `min` long, in order: what
+    /// [`long_runs`] finds in the whole text, for a `class` of token bytes
+    /// and `min` of at least [`SHORTEST_TOKEN_RUN`] (a shorter `min` is read
+    /// as that).
+    pub(super) fn of<'a>(
+        &'a self,
+        bytes: &'a [u8],
+        min: usize,
+        class: impl Fn(u8) -> bool + Copy + 'a,
+    ) -> impl Iterator<Item = (usize, usize)> + 'a {
+        let min = min.max(SHORTEST_TOKEN_RUN);
+        self.runs.iter().filter(move |&&(from, to)| to - from >= min).flat_map(move |&(from, to)| {
+            long_runs(bytes.get(from..to).unwrap_or_default(), min, class).map(move |(a, b)| (from + a, from + b))
+        })
+    }
 }
 
 /// Prefixes of keys that are public by design.
@@ -561,13 +628,9 @@ fn public_blocks(text: &str, found: &Found) -> Vec<(usize, usize)> {
 }
 
 /// Random-looking tokens without a known prefix.
-fn high_entropy(text: &str, found: &Found, decode: bool, spans: &mut Vec<Span>) {
-    let bytes = text.as_bytes();
+fn high_entropy(text: &str, found: &Found, runs: &TokenRuns, decode: bool, spans: &mut Vec<Span>) {
     let public = public_blocks(text, found);
-    // A token shorter than this, with its padding, is never judged; such a
-    // token and its padding lie in a run of token bytes and `=` at least this long.
-    let shortest = MIN_ENTROPY_TOKEN_CHARS.min(super::exempt::MIN_DECODED_TEXT_CHARS);
-    for (from, to) in long_runs(bytes, shortest, |b| is_token_byte(b) || b == b'=') {
+    for &(from, to) in &runs.runs {
         high_entropy_in(text, from, to, decode, &public, spans);
     }
 }

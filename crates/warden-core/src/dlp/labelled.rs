@@ -185,29 +185,58 @@ fn is_label_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
 
-/// The words of a key: split at `_`, `-`, `.` and lower-to-upper case changes, lower-cased.
-fn words(key: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut prev_lower = false;
-    for c in key.chars() {
-        if matches!(c, '_' | '-' | '.') {
-            if !current.is_empty() {
-                out.push(core::mem::take(&mut current));
+/// What the label checks read of a key's words: how many, the last and
+/// the one before it. A key splits into words at `_`, `-`, `.` and
+/// lower-to-upper case changes; words are compared ignoring ASCII case, so
+/// none is copied.
+struct LastWords<'a> {
+    count: usize,
+    last: Option<&'a str>,
+    before: Option<&'a str>,
+}
+
+impl<'a> LastWords<'a> {
+    fn of(key: &'a str) -> LastWords<'a> {
+        let mut words = LastWords { count: 0, last: None, before: None };
+        let mut close = |from: usize, to: usize| {
+            if from < to {
+                words.count += 1;
+                words.before = words.last;
+                words.last = key.get(from..to);
             }
-            prev_lower = false;
-            continue;
+        };
+        let mut start = 0;
+        let mut prev_lower = false;
+        // Words split only at ASCII bytes, so every range is whole characters.
+        for (i, &b) in key.as_bytes().iter().enumerate() {
+            if matches!(b, b'_' | b'-' | b'.') {
+                close(start, i);
+                start = i + 1;
+                prev_lower = false;
+                continue;
+            }
+            if b.is_ascii_uppercase() && prev_lower {
+                close(start, i);
+                start = i;
+            }
+            prev_lower = b.is_ascii_lowercase() || b.is_ascii_digit();
         }
-        if c.is_ascii_uppercase() && prev_lower && !current.is_empty() {
-            out.push(core::mem::take(&mut current));
-        }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        current.push(c.to_ascii_lowercase());
+        close(start, key.len());
+        words
     }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
+}
+
+/// Whether `word` is one of `list` (lower-case), ignoring ASCII case.
+fn one_of(list: &[&str], word: &str) -> bool {
+    list.iter().any(|w| w.eq_ignore_ascii_case(word))
+}
+
+/// Whether `word` ends with `ending` (lower-case), ignoring ASCII case.
+fn ends_with(word: &str, ending: &str) -> bool {
+    word.len()
+        .checked_sub(ending.len())
+        .and_then(|at| word.as_bytes().get(at..))
+        .is_some_and(|end| end.eq_ignore_ascii_case(ending.as_bytes()))
 }
 
 /// Pieces, one of which every label's last word holds (`pass` in `passwd`,
@@ -225,16 +254,15 @@ fn holds_secret_word(key: &[u8]) -> bool {
 }
 
 fn strength(key: &str) -> Option<Strength> {
-    let words = words(key);
-    let last = words.last()?.as_str();
-    let before = words.len().checked_sub(2).and_then(|i| words.get(i)).map(String::as_str);
-    if STRONG_WORDS.contains(&last)
-        || (words.len() == 1 && STRONG_ENDINGS.iter().any(|e| last.ends_with(e)))
-        || (last == "key" && before.is_some_and(|b| KEY_QUALIFIERS.contains(&b)))
+    let words = LastWords::of(key);
+    let last = words.last?;
+    if one_of(STRONG_WORDS, last)
+        || (words.count == 1 && STRONG_ENDINGS.iter().any(|e| ends_with(last, e)))
+        || (last.eq_ignore_ascii_case("key") && words.before.is_some_and(|b| one_of(KEY_QUALIFIERS, b)))
     {
         return Some(Strength::Strong);
     }
-    if WEAK_WORDS.contains(&last) || (words.len() == 1 && last.ends_with("token")) {
+    if one_of(WEAK_WORDS, last) || (words.count == 1 && ends_with(last, "token")) {
         return Some(Strength::Weak);
     }
     None
@@ -347,7 +375,7 @@ fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut
     };
     at += run(bytes, at, |b| b == b' ' || b == b'\t');
     let in_query = matches!(key_start.checked_sub(1).and_then(|i| bytes.get(i)), Some(b'?' | b'&'));
-    let authorization = words(name).last().is_some_and(|w| w == "authorization" || w == "auth");
+    let authorization = LastWords::of(name).last.is_some_and(|w| one_of(&["authorization", "auth"], w));
     // An unquoted `Authorization: Bearer …` value is the word after the scheme.
     let mut scheme = Scheme::None;
     if authorization && let Some((skipped, found)) = text.get(at..).and_then(scheme_word) {

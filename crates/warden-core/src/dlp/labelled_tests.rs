@@ -100,3 +100,33 @@ proptest! {
         prop_assert_eq!(labelled_now(&text), labelled_reading_every_run(&text));
     }
 }
+
+#[test]
+fn every_label_word_is_written_in_lower_case() {
+    // Keys are compared with these ignoring ASCII case, as lower-cased keys once were.
+    for list in [STRONG_WORDS, STRONG_ENDINGS, KEY_QUALIFIERS, WEAK_WORDS] {
+        for word in list {
+            assert!(!word.bytes().any(|b| b.is_ascii_uppercase()), "{word}");
+        }
+    }
+}
+
+#[test]
+fn a_key_splits_into_words_at_separators_and_at_lower_to_upper_changes() {
+    let cases: &[(&str, usize, Option<&str>, Option<&str>)] = &[
+        ("apiKey", 2, Some("api"), Some("Key")),
+        ("db.pass", 2, Some("db"), Some("pass")),
+        ("X-Auth-Token", 3, Some("Auth"), Some("Token")),
+        ("myPASSWORD", 2, Some("my"), Some("PASSWORD")),
+        ("client2Secret", 2, Some("client2"), Some("Secret")),
+        ("__token__", 1, None, Some("token")),
+        ("API_KEY", 2, Some("API"), Some("KEY")),
+        ("-._", 0, None, None),
+        ("", 0, None, None),
+        ("clé_secrète", 2, Some("clé"), Some("secrète")),
+    ];
+    for &(key, count, before, last) in cases {
+        let words = LastWords::of(key);
+        assert_eq!((words.count, words.before, words.last), (count, before, last), "{key}");
+    }
+}

@@ -50,13 +50,13 @@ fn the_one_pass_finds_what_comparing_at_every_position_finds_on_every_data_file_
 }
 
 #[test]
-fn a_string_across_the_middle_of_a_long_text_is_found_once_by_the_two_walks() {
-    // Long texts are walked as two halves; every string, placed at every
-    // position from wholly before the middle to wholly after it.
+fn a_string_across_a_border_of_the_parts_of_a_long_text_is_found_once_by_the_walks() {
+    // Long texts are walked in parts; every string, placed at every position
+    // from wholly before each border to wholly after it.
     for (id, pattern) in patterns().enumerate() {
         for len in [512usize, 777] {
-            let mid = len / 2;
-            for at in mid.saturating_sub(pattern.len() + 1)..=mid + 1 {
+            let borders = (1..WALKS).map(|k| k * (len / WALKS));
+            for at in borders.flat_map(|b| b.saturating_sub(pattern.len() + 1)..=b + 1) {
                 let mut text = vec![b'q'; len];
                 text[at..at + pattern.len()].copy_from_slice(&pattern);
                 let found = Found::in_text(&text);
@@ -198,6 +198,24 @@ fn fragment() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Telegram tokens found the plain way: from every run of 8 or more digits,
+/// the bot ID, then the `:` and the 35 characters after it.
+fn telegram_from_id(bytes: &[u8], found: &Found) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    for (at, colon) in long_runs(bytes, 8, |b| b.is_ascii_digit()) {
+        let digits = colon - at;
+        if (8..=10).contains(&digits)
+            && !detectors::glued(bytes, at, detectors::is_alnum)
+            && bytes.get(colon) == Some(&b':')
+            && run(bytes, colon + 1, detectors::is_url_b64) == 35
+            && bytes.get(colon + 1..colon + 36).is_some_and(super::super::vendors::random_body)
+        {
+            detectors::push(&mut spans, found, bytes, names::TELEGRAM_TOKEN, at, colon + 36);
+        }
+    }
+    spans.iter().map(|s| (s.start, s.end)).collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -209,12 +227,10 @@ proptest! {
     }
 
     #[test]
-    fn the_two_walks_of_a_long_text_find_what_comparing_at_every_position_finds(
-        before in proptest::collection::vec(fragment(), 0..12),
-        filler in "[A-Za-z ]{480,640}",
-        after in proptest::collection::vec(fragment(), 0..12),
+    fn the_walks_of_a_long_text_find_what_comparing_at_every_position_finds(
+        parts in proptest::collection::vec((fragment(), "[A-Za-z ]{0,200}"), 4..16),
     ) {
-        let text = format!("{}{filler}{}", before.concat(), after.concat());
+        let text: String = parts.iter().flat_map(|(fragment, filler)| [fragment.as_str(), filler.as_str()]).collect();
         let (found, naive) = (Found::in_text(text.as_bytes()), naive(text.as_bytes()));
         prop_assert_eq!(found.all(), naive.as_slice());
     }
@@ -228,6 +244,32 @@ proptest! {
                 prop_assert_eq!(found.holds_placeholder(start, end), detectors::placeholder(&bytes[start..end]), "{}..{}", start, end);
             }
         }
+    }
+
+    #[test]
+    fn the_token_runs_hold_every_long_run_of_a_narrower_class(
+        text in "([a-cA-C0-2_-]{0,40}|[0-2]{0,30}|[+/=]|[ :.]){0,20}",
+        min in 16usize..48,
+    ) {
+        let bytes = text.as_bytes();
+        let runs = detectors::TokenRuns::in_text(bytes);
+        let classes: [fn(u8) -> bool; 3] =
+            [detectors::is_url_b64, |b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/', |b| b.is_ascii_digit()];
+        for class in classes {
+            prop_assert_eq!(runs.of(bytes, min, class).collect::<Vec<_>>(), long_runs(bytes, min, class).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn telegram_tokens_found_from_their_secret_are_those_found_from_their_id(
+        text in "([0-9]{8,10}:[A-Za-z0-9_-]{34,36}|[0-9]{6,12}|:|[A-Za-z0-9_-]{30,37}|[ a.]){0,12}",
+    ) {
+        let bytes = text.as_bytes();
+        let found = Found::in_text(bytes);
+        let mut spans = Vec::new();
+        super::super::vendors::telegram(bytes, &found, &detectors::TokenRuns::in_text(bytes), &mut spans);
+        let by_secret: Vec<(usize, usize)> = spans.iter().map(|s| (s.start, s.end)).collect();
+        prop_assert_eq!(by_secret, telegram_from_id(bytes, &found));
     }
 
     #[test]

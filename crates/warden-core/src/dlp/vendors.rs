@@ -14,7 +14,7 @@
 //! cannot be seen from the text, and an unrestricted one bills its owner.
 
 use super::detectors::names;
-use super::detectors::{RunEnds, Span, glued, is_alnum, is_url_b64, push, run, run_upto};
+use super::detectors::{RunEnds, Span, TokenRuns, glued, is_alnum, is_url_b64, push, run, run_upto};
 use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
 
@@ -63,7 +63,7 @@ fn is_atlassian(b: u8) -> bool {
 
 /// A body that varies like a random token: at least two character classes
 /// (upper, lower, digit) and not one character repeated.
-fn random_body(body: &[u8]) -> bool {
+pub(super) fn random_body(body: &[u8]) -> bool {
     let classes = [u8::is_ascii_uppercase, u8::is_ascii_lowercase, u8::is_ascii_digit]
         .iter()
         .filter(|class| body.iter().any(class))
@@ -227,7 +227,7 @@ pub const ROWS: &[Row] = &[
 ];
 
 /// Every row's tokens in `bytes`.
-pub(super) fn scan(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+pub(super) fn scan(bytes: &[u8], found: &Found, runs: &TokenRuns, spans: &mut Vec<Span>) {
     for (i, row) in ROWS.iter().enumerate() {
         let prefix = row.prefix.as_bytes();
         for start in found.starts(Prefix::Row(i)) {
@@ -254,8 +254,8 @@ pub(super) fn scan(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
     slack_app_tokens(bytes, found, spans);
     mailchimp(bytes, found, spans);
     azure_storage(bytes, found, spans);
-    discord(bytes, found, spans);
-    telegram(bytes, found, spans);
+    discord(bytes, found, runs, spans);
+    telegram(bytes, found, runs, spans);
 }
 
 /// SendGrid: `SG.`, 22 URL-safe base64 characters, `.`, 43 more.
@@ -343,10 +343,10 @@ fn azure_storage(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
 }
 
 /// Discord bot tokens: the bot's numeric ID in base64, `.`, six characters, `.`, 27 to 38 more.
-fn discord(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
+fn discord(bytes: &[u8], found: &Found, runs: &TokenRuns, spans: &mut Vec<Span>) {
     use base64::Engine as _;
     // The first part is at least 23 characters.
-    for (at, first_end) in super::detectors::long_runs(bytes, 23, is_url_b64) {
+    for (at, first_end) in runs.of(bytes, 23, is_url_b64) {
         let len = first_end - at;
         if (23..=28).contains(&len)
             && !glued(bytes, at, |b| is_url_b64(b) || b == b'.')
@@ -366,16 +366,26 @@ fn discord(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
     }
 }
 
-/// Telegram bot tokens: the bot's numeric ID, `:`, and 35 URL-safe base64 characters.
-fn telegram(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
-    // The bot ID is at least 8 digits.
-    for (at, colon) in super::detectors::long_runs(bytes, 8, |b| b.is_ascii_digit()) {
-        let digits = colon - at;
-        if (8..=10).contains(&digits) && !glued(bytes, at, is_alnum) && bytes.get(colon) == Some(&b':') {
-            let len = run(bytes, colon + 1, is_url_b64);
-            if len == 35 && bytes.get(colon + 1..colon + 36).is_some_and(random_body) {
-                push(spans, found, bytes, names::TELEGRAM_TOKEN, at, colon + 36);
-            }
+/// Telegram bot tokens: the bot's numeric ID (8 to 10 digits), `:`, and 35
+/// URL-safe base64 characters. They are found from the 35: a run of exactly
+/// 35 just after a `:`, then the digits just before it.
+pub(super) fn telegram(bytes: &[u8], found: &Found, runs: &TokenRuns, spans: &mut Vec<Span>) {
+    for (secret_at, end) in runs.of(bytes, 35, is_url_b64) {
+        let Some(colon) = secret_at.checked_sub(1) else {
+            continue;
+        };
+        if end - secret_at != 35 || bytes.get(colon) != Some(&b':') {
+            continue;
+        }
+        // Counted to one past the longest ID, so a longer number is read no further.
+        let digits =
+            bytes.get(..colon).map_or(0, |id| id.iter().rev().take(11).take_while(|b| b.is_ascii_digit()).count());
+        let at = colon - digits;
+        if (8..=10).contains(&digits)
+            && !glued(bytes, at, is_alnum)
+            && bytes.get(secret_at..end).is_some_and(random_body)
+        {
+            push(spans, found, bytes, names::TELEGRAM_TOKEN, at, end);
         }
     }
 }
