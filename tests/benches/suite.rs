@@ -510,8 +510,51 @@ fn dlp(plan: &Plan) -> Value {
         let mbps = bytes as f64 / (s.p50 / 1e6) / 1e6;
         out.insert(name.into(), json!({"bytes": bytes, "latency": stats_json(s), "mb_per_s": mbps.round()}));
     }
+    // Bodies built to be slow: one label, prefix or separator form repeated to
+    // 32 KiB, the slowest forms found by the detector tests' exploration. The
+    // slowest of them is reported.
+    let mut slowest: Option<(String, Stats)> = None;
+    for unit in CRAFTED_DLP_UNITS {
+        let body = unit.repeat(32 * 1024 / unit.len());
+        let request = json!({"channel": "slack", "recipient": "C0123", "body": body, "sessionId": "s1", "nowMs": T0});
+        let m: OutboundMessage = warden_host::json::parse::<warden_host::json::OutboundJson>(&request.to_string())
+            .expect("a message")
+            .into_wit()
+            .expect("a message");
+        let s = stats((0..plan.dlp_large.div_ceil(3)).map(|_| timed(|| rt.check_outbound(&m)).1).collect());
+        if slowest.as_ref().is_none_or(|(_, worst)| s.p50 > worst.p50) {
+            slowest = Some((unit.to_string(), s));
+        }
+    }
+    if let Some((unit, s)) = slowest {
+        let bytes = unit.len() * (32 * 1024 / unit.len());
+        let mbps = bytes as f64 / (s.p50 / 1e6) / 1e6;
+        out.insert(
+            "32KiB-crafted".into(),
+            json!({"bytes": bytes, "unit": unit, "forms": CRAFTED_DLP_UNITS.len(), "latency": stats_json(s),
+                   "mb_per_s": mbps.round()}),
+        );
+    }
     Value::Object(out)
 }
+
+/// Forms whose repetition makes the DLP pre-checks slowest (labels whose
+/// values hold more labels, prefixes made of their own body's alphabet, a
+/// line with thousands of tokens).
+const CRAFTED_DLP_UNITS: &[&str] = &[
+    "auth=",
+    "token:",
+    "AccountKey= ",
+    "secret_: ",
+    "secret=\"",
+    "Authorization: Basic ",
+    "--password ",
+    "ATATT3=",
+    "glpat-.",
+    "?sig=",
+    "|aB3cD4eF5gH6iJ7kL8mN9oP0",
+    "aB3cD4eF5gH6iJ7kL8mN9oP0qR ",
+];
 
 fn large_config() -> String {
     let protected: Vec<String> = (0..200).map(|i| format!("**/secrets-{i}/**")).collect();
@@ -1090,6 +1133,17 @@ fn markdown(s: &Value, sbs: &SideBySide, flat: &[(String, String, Stats)], targe
             o,
             "| DLP pre-checks through the component, {body} body | {} MB/s (p50 {} µs) |",
             d["mb_per_s"], d["latency"]["p50_us"]
+        );
+    }
+    let crafted = &s["dlp"]["32KiB-crafted"];
+    if let Some(unit) = crafted["unit"].as_str() {
+        let _ = writeln!(
+            o,
+            "| DLP pre-checks through the component, slowest of {} crafted 32 KiB bodies (`{}` repeated) | {} MB/s (p50 {} µs) |",
+            crafted["forms"],
+            unit.trim_end().replace('|', "\\|"),
+            crafted["mb_per_s"],
+            crafted["latency"]["p50_us"]
         );
     }
     let trips = &s["storage_round_trips"];

@@ -315,6 +315,71 @@ pub(super) fn push(
     }
 }
 
+/// The spans found so far, asked whether a range overlaps one of them in
+/// logarithmic time: a text holding thousands of labels would otherwise
+/// compare each with every span found before it.
+pub(super) struct Taken {
+    /// The spans found before, ordered by start, each with the greatest end up to it.
+    before: Vec<(usize, usize)>,
+    /// The spans added since, by start. Each overlaps no span found before it, so
+    /// they are disjoint, and their ends are in the order of their starts.
+    own: BTreeMap<usize, usize>,
+}
+
+impl Taken {
+    pub(super) fn of(spans: &[Span]) -> Taken {
+        let mut before: Vec<(usize, usize)> = spans.iter().map(|s| (s.start, s.end)).collect();
+        before.sort_unstable();
+        let mut reach = 0;
+        for (_, end) in &mut before {
+            reach = reach.max(*end);
+            *end = reach;
+        }
+        Taken { before, own: BTreeMap::new() }
+    }
+
+    /// Whether `start..end` overlaps a span found so far.
+    pub(super) fn overlaps(&self, start: usize, end: usize) -> bool {
+        let earlier = self.before.partition_point(|&(s, _)| s < end);
+        let before = earlier.checked_sub(1).and_then(|i| self.before.get(i)).is_some_and(|&(_, reach)| reach > start);
+        before || self.own.range(..end).next_back().is_some_and(|(_, &e)| e > start)
+    }
+
+    /// Adds a span, unless it overlaps one found before.
+    pub(super) fn push(&mut self, spans: &mut Vec<Span>, detector: &'static str, start: usize, end: usize) {
+        if !self.overlaps(start, end) {
+            self.own.insert(start, end);
+            spans.push(Span { detector, start, end });
+        }
+    }
+}
+
+/// Where the line holding a position starts, for positions asked in
+/// ascending order: the text is searched for line ends once, instead of back
+/// to the start of the line from every position (a message of one long line
+/// holding thousands of tokens would be read again from each). A position
+/// behind the last one asked is searched afresh.
+#[derive(Debug, Default)]
+pub(super) struct LineStarts {
+    searched: usize,
+    start: usize,
+}
+
+impl LineStarts {
+    pub(super) fn of(&mut self, bytes: &[u8], at: usize) -> usize {
+        let last_newline =
+            |from: usize| bytes.get(from..at).and_then(|b| memchr::memrchr(b'\n', b)).map(|i| from + i + 1);
+        if at < self.searched {
+            return last_newline(0).unwrap_or(0);
+        }
+        if let Some(start) = last_newline(self.searched) {
+            self.start = start;
+        }
+        self.searched = at;
+        self.start
+    }
+}
+
 /// The runs of one class a detector measures from many starts: a start
 /// inside the run measured last shares its end, so a long run is read once.
 pub(super) struct RunEnds<F> {
@@ -630,14 +695,36 @@ fn public_blocks(text: &str, found: &Found) -> Vec<(usize, usize)> {
 /// Random-looking tokens without a known prefix.
 fn high_entropy(text: &str, found: &Found, runs: &TokenRuns, decode: bool, spans: &mut Vec<Span>) {
     let public = public_blocks(text, found);
+    // Tokens are judged in order, and what this detector adds lies before the next token:
+    // only the spans of the other detectors can overlap one.
+    let others = Taken::of(spans);
+    let mut lines = LineStarts::default();
+    let mut context = Context { public: &public, others: &others, lines: &mut lines };
     for &(from, to) in &runs.runs {
-        high_entropy_in(text, from, to, decode, &public, spans);
+        high_entropy_in(text, from, to, decode, &mut context, spans);
     }
+}
+
+/// Where the line of the token at `at` starts, when it matters: only a token
+/// just after a `|` can be part of a hashed `known_hosts` entry, the one
+/// exemption that reads the line; for any other the token's own start will do.
+fn line_start(bytes: &[u8], at: usize, lines: &mut LineStarts) -> usize {
+    let after_bar = at.checked_sub(1).and_then(|i| bytes.get(i)) == Some(&b'|');
+    if after_bar { lines.of(bytes, at) } else { at }
+}
+
+/// What the high-entropy detector consults besides the text.
+struct Context<'a> {
+    /// PEM public key and certificate blocks.
+    public: &'a [(usize, usize)],
+    /// The spans of the other detectors.
+    others: &'a Taken,
+    lines: &'a mut LineStarts,
 }
 
 /// The tokens of `text` that start in `from..to`, a run of token bytes and `=`
 /// with no token byte just before it, judged in order.
-fn high_entropy_in(text: &str, from: usize, to: usize, decode: bool, public: &[(usize, usize)], spans: &mut Vec<Span>) {
+fn high_entropy_in(text: &str, from: usize, to: usize, decode: bool, context: &mut Context<'_>, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
     let mut at = from;
     while at < to {
@@ -650,13 +737,18 @@ fn high_entropy_in(text: &str, from: usize, to: usize, decode: bool, public: &[(
         // Base64 padding belongs to the token; an `=` followed by more is a separator (`key=value`).
         let padded_end = token_end + run(bytes, token_end, |b| b == b'=');
         let padded_end = if bytes.get(padded_end).is_some_and(|&b| is_token_byte(b)) { token_end } else { padded_end };
-        let taken = spans.iter().any(|s| s.start < token_end && at < s.end);
-        let inside_public = public.iter().any(|&(s, e)| s <= at && token_end <= e);
+        let taken = context.others.overlaps(at, token_end);
+        let inside_public = context.public.iter().any(|&(s, e)| s <= at && token_end <= e);
         let public_key =
             PUBLIC_PREFIXES.iter().any(|p| bytes.get(at..).is_some_and(|rest| rest.starts_with(p.as_bytes())));
         // Shorter tokens are never random enough to judge, so the exemptions are not looked up for them.
         let judged = padded_end - at >= MIN_ENTROPY_TOKEN_CHARS.min(super::exempt::MIN_DECODED_TEXT_CHARS);
-        if judged && !taken && !inside_public && !public_key && !super::exempt::public_token(text, at, padded_end) {
+        if judged
+            && !taken
+            && !inside_public
+            && !public_key
+            && !super::exempt::public_token(text, at, padded_end, line_start(bytes, at, context.lines))
+        {
             match text.get(at..padded_end).and_then(super::exempt::base64_text) {
                 // Base64 of text is judged by what the text holds, never by how random its encoding looks.
                 Some(decoded) => {
@@ -870,3 +962,7 @@ fn is_random(text: &str, start: usize, end: usize) -> bool {
         && bytes.len() >= MIN_CONTEXT_TOKEN_CHARS
         && entropy(bytes) >= MIN_CONTEXT_ENTROPY_BITS
 }
+
+#[cfg(test)]
+#[path = "scan_bounds_tests.rs"]
+mod tests;

@@ -24,13 +24,15 @@ use base64::Engine as _;
 /// Shortest base64 token decoded to see whether it is text, in characters.
 pub const MIN_DECODED_TEXT_CHARS: usize = 16;
 
-/// Whether the token at `start..end` is public material.
-pub fn public_token(text: &str, start: usize, end: usize) -> bool {
+/// Whether the token at `start..end` is public material. `line_start` is where
+/// its line starts, or `start` itself when the byte before it is not a `|`
+/// (then it cannot be in a hashed `known_hosts` entry, whatever the line holds).
+pub fn public_token(text: &str, start: usize, end: usize, line_start: usize) -> bool {
     let Some(token) = text.get(start..end) else {
         return false;
     };
     ssh_public_key(token)
-        || hashed_known_host(text, start)
+        || hashed_known_host(text.get(line_start..start).unwrap_or_default())
         || media_data_uri(text, start)
         || site_key(text, start, token)
 }
@@ -65,10 +67,9 @@ fn ssh_public_key(token: &str) -> bool {
         && (kind.starts_with(b"ssh-") || kind.starts_with(b"ecdsa-") || kind.starts_with(b"sk-"))
 }
 
-/// The salt or hash of a hashed `known_hosts` entry: the line starts `|1|`.
-fn hashed_known_host(text: &str, start: usize) -> bool {
-    let line_start = text.get(..start).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
-    let line = text.get(line_start..start).unwrap_or_default();
+/// The salt or hash of a hashed `known_hosts` entry: `line`, the text of its
+/// line before it, starts `|1|`.
+fn hashed_known_host(line: &str) -> bool {
     line.starts_with("|1|") && line.ends_with('|')
 }
 

@@ -25,10 +25,13 @@
 //! and be at least [`MIN_WEAK_LABELLED_VALUE_CHARS`] long. A value that is
 //! base64 of printable text is judged by that text.
 
-use super::detectors::{Span, average_class_run, entropy, names, run, word_fraction};
+use super::detectors::{LineStarts, RunEnds, Span, Taken, average_class_run, entropy, names, run, word_fraction};
 use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use alloc::borrow::Cow;
 use base64::Engine as _;
+use once_cell::race::OnceBox;
 
 /// Shortest value of a strong label (`password`, `secret`, `api_key`) that can be a secret, in characters.
 pub const MIN_LABELLED_VALUE_CHARS: usize = 6;
@@ -286,6 +289,7 @@ enum Joint {
 /// from the one pass of [`super::prefixes`], so the other runs are not read.
 pub(super) fn labelled(text: &str, found: &Found, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
+    let mut reading = Reading { taken: Taken::of(spans), values: ValueEnds::default(), lines: LineStarts::default() };
     // Every run that starts before `covered` is judged; the byte just before it is no label byte.
     let mut covered = 0usize;
     for at in found.label_starts() {
@@ -296,13 +300,58 @@ pub(super) fn labelled(text: &str, found: &Found, spans: &mut Vec<Span>) {
         let start = at - back;
         let end = at + run(bytes, at, is_label_byte);
         if let Some(key) = text.get(start..end) {
-            label_at(text, start, key, end, spans);
+            label_at(text, Key { start, text: key, end }, &mut reading, spans);
         }
         covered = end + 1;
     }
 }
 
-fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut Vec<Span>) {
+/// What reading the labels of one text keeps from one label to the next.
+struct Reading {
+    /// The spans found so far.
+    taken: Taken,
+    /// Where unquoted values end.
+    values: ValueEnds,
+    /// Where the lines of keys start (keys come in order).
+    lines: LineStarts,
+}
+
+/// Where unquoted values end: at white space, and in a URL query also at `&`
+/// or `#`. A run of value bytes is measured once, so the labels inside one
+/// long value (`AccountKey=AccountKey=…`) share its end instead of each
+/// reading it again.
+struct ValueEnds {
+    plain: RunEnds<fn(u8) -> bool>,
+    query: RunEnds<fn(u8) -> bool>,
+}
+
+impl Default for ValueEnds {
+    fn default() -> ValueEnds {
+        ValueEnds { plain: RunEnds::new(|b| !b.is_ascii_whitespace()), query: RunEnds::new(is_query_value_byte) }
+    }
+}
+
+fn is_query_value_byte(b: u8) -> bool {
+    !b.is_ascii_whitespace() && !matches!(b, b'&' | b'#')
+}
+
+impl ValueEnds {
+    /// The length of the unquoted value at `at`, at most [`MAX_LABELLED_VALUE_BYTES`].
+    fn len(&mut self, bytes: &[u8], at: usize, in_query: bool) -> usize {
+        let runs = if in_query { &mut self.query } else { &mut self.plain };
+        runs.len(bytes, at).min(MAX_LABELLED_VALUE_BYTES)
+    }
+}
+
+/// A key that may be a label, and where it is.
+struct Key<'a> {
+    start: usize,
+    text: &'a str,
+    end: usize,
+}
+
+fn label_at(text: &str, key: Key<'_>, reading: &mut Reading, spans: &mut Vec<Span>) {
+    let Key { start: key_start, text: key, end: key_end } = key;
     // Most words of a message are no label: only a key holding a secret word can be one.
     if !holds_secret_word(key.as_bytes()) && key != "-u" && key != "--user" {
         return;
@@ -312,23 +361,23 @@ fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut
     let is_flag = dashes == 2;
     let name = key.trim_start_matches('-').trim_end_matches(['.', '-']);
     if key == "-u" || key == "--user" {
-        user_flag(text, key_end, spans);
+        user_flag(text, key_end, reading, spans);
         return;
     }
     let Some(strength) = strength(name) else {
         return;
     };
     // `.netrc` lines: `machine host login ada password …`.
-    let line_start = text.get(..key_start).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
-    let netrc = text.get(line_start..key_start).is_some_and(|l| {
-        let l = l.trim_start();
+    let netrc = {
+        let line_start = reading.lines.of(bytes, key_start);
+        let l = text.get(line_start..key_start).unwrap_or_default().trim_start();
         l.starts_with("machine ") || l.starts_with("default ")
-    });
+    };
     let mut at = key_end;
     let quote_before = key_start.checked_sub(1).and_then(|i| bytes.get(i)).copied();
     // An XML element (`<password>S3cret</password>`): the value runs to the next tag.
     if quote_before == Some(b'<') && bytes.get(at) == Some(&b'>') {
-        xml_element(text, at + 1, strength, spans);
+        xml_element(text, at + 1, strength, reading, spans);
         return;
     }
     // A quoted key (`"password": …`) closes its quote before the separator.
@@ -382,7 +431,7 @@ fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut
         at += skipped;
         scheme = found;
     }
-    let Some((value_start, value_end, quoted)) = value_at(bytes, at, in_query) else {
+    let Some((value_start, value_end, quoted)) = value_at(bytes, at, in_query, &mut reading.values) else {
         return;
     };
     let Some(value) = text.get(value_start..value_end) else {
@@ -392,18 +441,20 @@ fn label_at(text: &str, key_start: usize, key: &str, key_end: usize, spans: &mut
     if scheme != Scheme::None {
         value.1 = scheme;
     }
+    let end = value_start + value.0.len();
+    // A value overlapping a span found before adds nothing, whatever it is: it is not judged.
+    if reading.taken.overlaps(value_start, end) {
+        return;
+    }
     let (judged, basic) = if authorization && value.1 == Scheme::Basic {
-        (basic_password(value.0), true)
+        (Cow::Owned(basic_password(value.0)), true)
     } else {
-        (decoded_text(value.0).unwrap_or_else(|| value.0.to_string()), false)
+        (decoded_text(value.0).map_or(Cow::Borrowed(value.0), Cow::Owned), false)
     };
     let strength = if basic { Strength::Strong } else { strength };
     // A decoded `Basic` password is a literal, as a quoted value is.
     if is_secret_value(&judged, strength, joint, quoted || basic) {
-        let end = value_start + value.0.len();
-        if !spans.iter().any(|s| s.start < end && value_start < s.end) {
-            spans.push(Span { detector: names::LABELLED_SECRET, start: value_start, end });
-        }
+        reading.taken.push(spans, names::LABELLED_SECRET, value_start, end);
     }
 }
 
@@ -455,9 +506,12 @@ fn basic_password(value: &str) -> String {
 
 /// The text a base64 value decodes to, when it is printable text.
 fn decoded_text(value: &str) -> Option<String> {
+    // Padding is at most two `=`, at the end (decoding refuses any other).
+    let body = value.trim_end_matches('=');
     if value.len() < 8
         || !value.len().is_multiple_of(4)
-        || !value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        || value.len() - body.len() > 2
+        || !body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
     {
         return None;
     }
@@ -467,7 +521,7 @@ fn decoded_text(value: &str) -> Option<String> {
 }
 
 /// Where a value starts and ends, and whether it was quoted.
-fn value_at(bytes: &[u8], at: usize, in_query: bool) -> Option<(usize, usize, bool)> {
+fn value_at(bytes: &[u8], at: usize, in_query: bool, values: &mut ValueEnds) -> Option<(usize, usize, bool)> {
     let first = *bytes.get(at)?;
     if matches!(first, b'"' | b'\'' | b'`') {
         let start = at + 1;
@@ -482,9 +536,7 @@ fn value_at(bytes: &[u8], at: usize, in_query: bool) -> Option<(usize, usize, bo
         }
         return None;
     }
-    let stop = |b: u8| b.is_ascii_whitespace() || (in_query && matches!(b, b'&' | b'#'));
-    let len = bytes.get(at..)?.iter().take(MAX_LABELLED_VALUE_BYTES).take_while(|&&b| !stop(b)).count();
-    let mut end = at + len;
+    let mut end = at + values.len(bytes, at, in_query);
     // Sentence and structure punctuation after an unquoted value is not part of it.
     while end > at
         && bytes
@@ -498,12 +550,22 @@ fn value_at(bytes: &[u8], at: usize, in_query: bool) -> Option<(usize, usize, bo
 
 /// Whether `value`, the whole value after a label, is a concrete secret.
 fn is_secret_value(value: &str, strength: Strength, joint: Joint, quoted: bool) -> bool {
-    let chars = value.chars().count();
     let min = match strength {
         Strength::Strong => MIN_LABELLED_VALUE_CHARS,
         Strength::Weak => MIN_WEAK_LABELLED_VALUE_CHARS,
     };
-    if chars < min || placeholder(value) || value.contains("://") || path_like(value) {
+    // Fewer than `min` characters: counted no further than `min`.
+    if value.chars().nth(min.saturating_sub(1)).is_none() {
+        return false;
+    }
+    let bytes = value.as_bytes();
+    // A weak label's value must look random whatever else holds: asked first, it
+    // spares the other passes over most values (a word, a name, a repeated key).
+    let random = looks_random(bytes);
+    if strength == Strength::Weak && !random {
+        return false;
+    }
+    if placeholder(value) || value.contains("://") || path_like(value) {
         return false;
     }
     if !quoted && (code_like(value) || value.starts_with(['(', '['])) {
@@ -512,8 +574,6 @@ fn is_secret_value(value: &str, strength: Strength, joint: Joint, quoted: bool) 
     if joint == Joint::Prose && value.bytes().all(|b| b.is_ascii_alphabetic()) {
         return false;
     }
-    let bytes = value.as_bytes();
-    let random = looks_random(bytes);
     if (word_like(value) || name_like(value)) && !random {
         return false;
     }
@@ -523,29 +583,81 @@ fn is_secret_value(value: &str, strength: Strength, joint: Joint, quoted: bool) 
     }
 }
 
+const UPPER: u8 = 1;
+const LOWER: u8 = 2;
+const DIGIT: u8 = 4;
+const OTHER: u8 = 8;
+
+/// The class bit of every byte.
+static CLASS_BITS: [u8; 256] = {
+    let mut bits = [OTHER; 256];
+    let mut b = 0;
+    while b < 256 {
+        bits[b] = match b as u8 {
+            b'A'..=b'Z' => UPPER,
+            b'a'..=b'z' => LOWER,
+            b'0'..=b'9' => DIGIT,
+            _ => OTHER,
+        };
+        b += 1;
+    }
+    bits
+};
+
 /// A value made of mixed character classes with short runs and few words.
 fn looks_random(bytes: &[u8]) -> bool {
-    let classes = [u8::is_ascii_uppercase, u8::is_ascii_lowercase, u8::is_ascii_digit]
-        .iter()
-        .filter(|class| bytes.iter().any(class))
-        .count();
-    let letters_only = bytes.iter().all(u8::is_ascii_alphabetic);
+    // Which classes the value holds, in one pass without branches.
+    let held = bytes.iter().fold(0u8, |held, &b| held | CLASS_BITS[usize::from(b)]);
+    if (held & (UPPER | LOWER | DIGIT)).count_ones() < 2 {
+        return false;
+    }
+    let letters_only = held & (DIGIT | OTHER) == 0;
     let shape = if letters_only { average_class_run(bytes) <= 2.5 && bytes.len() >= 10 } else { true };
-    classes >= 2 && shape && entropy(bytes) >= 3.0 && word_fraction(bytes) <= 0.5
+    shape && entropy(bytes) >= 3.0 && word_fraction(bytes) <= 0.5
+}
+
+static PIECES: OnceBox<Option<AhoCorasick>> = OnceBox::new();
+
+/// One automaton for every placeholder piece, in any ASCII case, built on first use;
+/// `None` if it could not be built (a test builds it).
+fn pieces() -> Option<&'static AhoCorasick> {
+    PIECES
+        .get_or_init(|| {
+            Box::new(
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(PLACEHOLDER_PIECES)
+                    .ok(),
+            )
+        })
+        .as_ref()
+}
+
+/// Whether `value` holds a placeholder piece, in any ASCII case: one pass of
+/// the automaton, or, were it missing, each piece looked for in turn.
+fn holds_placeholder_piece(value: &str) -> bool {
+    match pieces() {
+        Some(automaton) => automaton.is_match(value),
+        None => {
+            let lower = value.to_ascii_lowercase();
+            PLACEHOLDER_PIECES.iter().any(|p| lower.contains(p))
+        }
+    }
 }
 
 /// A placeholder a person writes where a secret would go.
 pub fn placeholder(value: &str) -> bool {
-    let lower = value.to_ascii_lowercase();
-    if NOT_SECRETS.contains(&lower.as_str()) || PLACEHOLDER_PIECES.iter().any(|p| lower.contains(p)) {
+    if NOT_SECRETS.iter().any(|w| w.eq_ignore_ascii_case(value)) || holds_placeholder_piece(value) {
         return true;
     }
-    let first = lower.bytes().next();
-    let second = lower.as_bytes().get(1).copied();
-    let wrapped = |open: u8, close: u8| first == Some(open) && lower.ends_with(char::from(close));
+    let bytes = value.as_bytes();
+    let first = bytes.first().map(u8::to_ascii_lowercase);
+    let second = bytes.get(1).copied();
+    let wrapped = |open: u8, close: u8| first == Some(open) && bytes.last() == Some(&close);
     // `$VAR`, `$env:VAR`, `%VAR%`, `<password>`, `{password}`, `[password]`.
     let variable = first == Some(b'$') && second.is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'{');
-    let same = lower.bytes().all(|b| Some(b) == first);
+    let same = bytes.iter().all(|b| Some(b.to_ascii_lowercase()) == first);
     variable || same || wrapped(b'<', b'>') || wrapped(b'{', b'}') || wrapped(b'%', b'%') || wrapped(b'[', b']')
 }
 
@@ -592,7 +704,7 @@ fn word_like(value: &str) -> bool {
 }
 
 /// The text of an XML element named as secret, up to the next tag.
-fn xml_element(text: &str, start: usize, strength: Strength, spans: &mut Vec<Span>) {
+fn xml_element(text: &str, start: usize, strength: Strength, reading: &mut Reading, spans: &mut Vec<Span>) {
     let Some(rest) = text.get(start..) else {
         return;
     };
@@ -602,29 +714,33 @@ fn xml_element(text: &str, start: usize, strength: Strength, spans: &mut Vec<Spa
     let value = rest.get(..len).unwrap_or_default();
     let trimmed = value.trim();
     let from = start + (value.len() - value.trim_start().len());
-    if !trimmed.contains('\n') && is_secret_value(trimmed, strength, Joint::Assign, true) {
-        let end = from + trimmed.len();
-        if !spans.iter().any(|s| s.start < end && from < s.end) {
-            spans.push(Span { detector: names::LABELLED_SECRET, start: from, end });
-        }
+    let end = from + trimmed.len();
+    if !trimmed.contains('\n')
+        && !reading.taken.overlaps(from, end)
+        && is_secret_value(trimmed, strength, Joint::Assign, true)
+    {
+        reading.taken.push(spans, names::LABELLED_SECRET, from, end);
     }
 }
 
 /// The password of `-u user:password` and `--user user:password` (curl and kin).
-fn user_flag(text: &str, at: usize, spans: &mut Vec<Span>) {
+fn user_flag(text: &str, at: usize, reading: &mut Reading, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
     let spaces = run(bytes, at, |b| b == b' ');
-    let Some((start, end, quoted)) = (spaces > 0).then(|| value_at(bytes, at + spaces, false)).flatten() else {
+    let Some((start, end, quoted)) =
+        (spaces > 0).then(|| value_at(bytes, at + spaces, false, &mut reading.values)).flatten()
+    else {
         return;
     };
     let Some((user, password)) = text.get(start..end).and_then(|v| v.split_once(':')) else {
         return;
     };
-    if !user.is_empty() && is_secret_value(password, Strength::Strong, Joint::Flag, quoted) {
-        let from = start + user.len() + 1;
-        if !spans.iter().any(|s| s.start < end && from < s.end) {
-            spans.push(Span { detector: names::LABELLED_SECRET, start: from, end });
-        }
+    let from = start + user.len() + 1;
+    if !user.is_empty()
+        && !reading.taken.overlaps(from, end)
+        && is_secret_value(password, Strength::Strong, Joint::Flag, quoted)
+    {
+        reading.taken.push(spans, names::LABELLED_SECRET, from, end);
     }
 }
 

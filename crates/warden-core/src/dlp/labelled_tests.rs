@@ -14,6 +14,7 @@ fn label_words() -> Vec<&'static str> {
 fn labelled_reading_every_run(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut spans = Vec::new();
+    let mut reading = Reading { taken: Taken::of(&[]), values: ValueEnds::default(), lines: LineStarts::default() };
     let mut at = 0;
     while at < bytes.len() {
         let len = run(bytes, at, is_label_byte);
@@ -23,7 +24,7 @@ fn labelled_reading_every_run(text: &str) -> Vec<(usize, usize)> {
         }
         let end = at + len;
         if let Some(key) = text.get(at..end) {
-            label_at(text, at, key, end, &mut spans);
+            label_at(text, Key { start: at, text: key, end }, &mut reading, &mut spans);
         }
         at = end;
     }
@@ -80,7 +81,7 @@ fn label_fragment() -> impl Strategy<Value = String> {
     prop_oneof![
         proptest::sample::select(words.clone()),
         proptest::sample::select(words).prop_map(|w| w.to_ascii_uppercase()),
-        proptest::sample::select(vec!["-u", "--user", "--", "machine ", "\n", "<", ">", "\"", "'", " is "])
+        proptest::sample::select(vec!["-u", "--user", "--", "machine ", "default ", "\n", "<", ">", "\"", "'", " is "])
             .prop_map(String::from),
         "[=: ]{1,2}",
         "[A-Za-z0-9_.-]{1,12}",
@@ -128,5 +129,75 @@ fn a_key_splits_into_words_at_separators_and_at_lower_to_upper_changes() {
     for &(key, count, before, last) in cases {
         let words = LastWords::of(key);
         assert_eq!((words.count, words.before, words.last), (count, before, last), "{key}");
+    }
+}
+
+/// The placeholder test as it was written first: the value lower-cased, then each piece looked for.
+fn placeholder_by_lower_casing(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    if NOT_SECRETS.contains(&lower.as_str()) || PLACEHOLDER_PIECES.iter().any(|p| lower.contains(p)) {
+        return true;
+    }
+    let first = lower.bytes().next();
+    let second = lower.as_bytes().get(1).copied();
+    let wrapped = |open: u8, close: u8| first == Some(open) && lower.ends_with(char::from(close));
+    let variable = first == Some(b'$') && second.is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'{');
+    let same = lower.bytes().all(|b| Some(b) == first);
+    variable || same || wrapped(b'<', b'>') || wrapped(b'{', b'}') || wrapped(b'%', b'%') || wrapped(b'[', b']')
+}
+
+fn placeholder_fragment() -> impl Strategy<Value = String> {
+    let pieces: Vec<String> = PLACEHOLDER_PIECES.iter().chain(NOT_SECRETS).map(|p| String::from(*p)).collect();
+    prop_oneof![
+        proptest::sample::select(pieces.clone()),
+        // The same pieces in mixed case, letter by letter.
+        (proptest::sample::select(pieces), any::<u64>()).prop_map(|(p, bits)| {
+            p.chars()
+                .enumerate()
+                .map(|(i, c)| if bits >> (i % 64) & 1 == 1 { c.to_ascii_uppercase() } else { c })
+                .collect()
+        }),
+        r"[A-Za-z0-9$%<>{}\[\]_.*-]{1,6}",
+        "[é€\u{2026}ß]{1,2}",
+    ]
+}
+
+#[test]
+fn the_placeholder_automaton_builds() {
+    assert!(pieces().is_some());
+}
+
+#[test]
+fn placeholders_are_told_apart_in_any_case() {
+    let cases: &[(&str, bool)] = &[
+        ("ChangeMe", true),
+        ("YOUR_PASSWORD_HERE", true),
+        ("xXxX", true),
+        ("ReDaCtEd", true),
+        ("R3dAcTeD", false),
+        ("Null", true),
+        ("${DB_PASSWORD}", true),
+        ("<password>", true),
+        ("aAaAaA", true),
+        ("wait\u{2026}", true),
+        ("Zq8#rT2!vW", false),
+        ("hunter2hunter2", false),
+        ("Exampl3", false),
+    ];
+    for &(value, expected) in cases {
+        assert_eq!(placeholder(value), expected, "{value}");
+        assert_eq!(placeholder_by_lower_casing(value), expected, "{value}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn placeholders_found_by_the_automaton_are_those_found_by_lower_casing(
+        parts in proptest::collection::vec(placeholder_fragment(), 0..6),
+    ) {
+        let value = parts.concat();
+        prop_assert_eq!(placeholder(&value), placeholder_by_lower_casing(&value), "{:?}", value);
     }
 }

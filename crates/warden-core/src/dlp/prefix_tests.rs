@@ -331,3 +331,29 @@ fn adversarial_scan_times() {
         std::println!("{:>10.3} ms {hits:>3} hits  {unit:?}", t.elapsed().as_secs_f64() * 1e3);
     }
 }
+
+#[test]
+#[ignore = "exploration: prints the slowest bodies made of one detector string repeated"]
+fn adversarial_scan_times_of_every_detector_string() {
+    let mut units: Vec<String> = Vec::new();
+    let strings = ROWS.iter().map(|r| r.prefix).chain(Fixed::ALL.iter().map(|f| f.text()));
+    let words = super::super::labelled::LABEL_PIECES.iter().filter_map(|p| core::str::from_utf8(p).ok());
+    for s in strings.chain(words) {
+        for tail in ["", "=", ".", "-", ":", " ", "a", "=\"", ": ", "x1Y2", "\n"] {
+            units.push(format!("{s}{tail}"));
+        }
+    }
+    let mut times: Vec<(f64, String, usize)> = units
+        .into_iter()
+        .map(|unit| {
+            let text = unit.repeat(crate::dlp::MAX_BODY_BYTES / unit.len());
+            let t = std::time::Instant::now();
+            let hits = detectors::scan(&text).len();
+            (t.elapsed().as_secs_f64() * 1e3, unit, hits)
+        })
+        .collect();
+    times.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (ms, unit, hits) in times.iter().take(25) {
+        std::println!("{ms:>10.3} ms {hits:>3} hits  {unit:?}");
+    }
+}

@@ -14,7 +14,7 @@
 //! cannot be seen from the text, and an unrestricted one bills its owner.
 
 use super::detectors::names;
-use super::detectors::{RunEnds, Span, TokenRuns, glued, is_alnum, is_url_b64, push, run, run_upto};
+use super::detectors::{RunEnds, Span, TokenRuns, glued, is_alnum, is_url_b64, push, run};
 use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
 
@@ -34,7 +34,35 @@ pub struct Row {
     /// Most body characters taken into the span; a longer run is cut here.
     pub max: usize,
     /// A check of the whole body (as long as the run, at most `max`).
-    pub check: fn(&[u8]) -> bool,
+    pub check: Check,
+}
+
+/// What a row's body must be, past its alphabet and length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Varies like a random token ([`random_body`]).
+    Varied,
+    /// Hex with digits and letters, and varied.
+    Hex,
+    /// Upper- and lower-case letters, and varied.
+    MixedCase,
+    /// At least 50 characters.
+    Long,
+    /// Ends with the base62 CRC32 of the rest ([`crc32_base62_ok`]).
+    Crc32,
+}
+
+impl Check {
+    /// Whether `body` passes the check.
+    pub fn passes(self, body: &[u8]) -> bool {
+        match self {
+            Check::Varied => random_body(body),
+            Check::Hex => hex_body(body),
+            Check::MixedCase => hf_body(body),
+            Check::Long => pypi_body(body),
+            Check::Crc32 => crc32_base62_ok(body),
+        }
+    }
 }
 
 fn is_hex_lower(b: u8) -> bool {
@@ -75,8 +103,74 @@ pub(super) fn random_body(body: &[u8]) -> bool {
     classes >= 2 && distinct >= 8
 }
 
-fn any(body: &[u8]) -> bool {
-    random_body(body)
+/// What [`random_body`] counts, over a window of the text that moves
+/// forward: each byte is counted once as it enters and once as it leaves,
+/// so the windows of many overlapping bodies cost what one pass over them
+/// costs. A window behind the last one is counted afresh.
+pub(super) struct Variety {
+    /// How many of each byte the window holds.
+    counts: [u16; 256],
+    /// Byte values the window holds.
+    distinct: usize,
+    /// Upper-case letters, lower-case letters and digits the window holds.
+    classes: [usize; 3],
+    from: usize,
+    to: usize,
+}
+
+impl Default for Variety {
+    fn default() -> Variety {
+        Variety { counts: [0; 256], distinct: 0, classes: [0; 3], from: 0, to: 0 }
+    }
+}
+
+impl Variety {
+    fn class(b: u8) -> Option<usize> {
+        match b {
+            b'A'..=b'Z' => Some(0),
+            b'a'..=b'z' => Some(1),
+            b'0'..=b'9' => Some(2),
+            _ => None,
+        }
+    }
+
+    fn add(&mut self, b: u8, up: bool) {
+        let Some(count) = self.counts.get_mut(usize::from(b)) else {
+            return;
+        };
+        let was = *count;
+        *count = if up { was.saturating_add(1) } else { was.saturating_sub(1) };
+        let delta_distinct = match (was, *count) {
+            (0, 1) => 1isize,
+            (1, 0) => -1,
+            _ => 0,
+        };
+        self.distinct = self.distinct.saturating_add_signed(delta_distinct);
+        if let Some(class) = Variety::class(b).and_then(|c| self.classes.get_mut(c)) {
+            *class = if up { class.saturating_add(1) } else { class.saturating_sub(1) };
+        }
+    }
+
+    /// Whether `bytes[from..to]` varies like a random token, as [`random_body`] judges it.
+    pub(super) fn random(&mut self, bytes: &[u8], from: usize, to: usize) -> bool {
+        let to = to.min(bytes.len());
+        if from < self.from || to < self.to || from > self.to {
+            *self = Variety { from, to: from, ..Variety::default() };
+        }
+        while self.to < to {
+            if let Some(&b) = bytes.get(self.to) {
+                self.add(b, true);
+            }
+            self.to += 1;
+        }
+        while self.from < from {
+            if let Some(&b) = bytes.get(self.from) {
+                self.add(b, false);
+            }
+            self.from += 1;
+        }
+        self.classes.iter().filter(|&&n| n > 0).count() >= 2 && self.distinct >= 8
+    }
 }
 
 /// Hex bodies need digits and letters (a run of one is a padding, not a key).
@@ -114,41 +208,50 @@ fn pypi_body(body: &[u8]) -> bool {
     body.len() >= 50
 }
 
+use Check::{Crc32, Hex, Long, MixedCase, Varied};
+
 /// Every vendor row, in the order they are tried.
 pub const ROWS: &[Row] = &[
-    Row { detector: names::GITHUB_TOKEN, prefix: "ghp_", body: is_alnum, min: 36, max: 36, check: crc32_base62_ok },
-    Row { detector: names::GITHUB_TOKEN, prefix: "gho_", body: is_alnum, min: 36, max: 36, check: crc32_base62_ok },
-    Row { detector: names::GITHUB_TOKEN, prefix: "ghu_", body: is_alnum, min: 36, max: 36, check: crc32_base62_ok },
-    Row { detector: names::GITHUB_TOKEN, prefix: "ghs_", body: is_alnum, min: 36, max: 36, check: crc32_base62_ok },
-    Row { detector: names::GITHUB_TOKEN, prefix: "ghr_", body: is_alnum, min: 36, max: 36, check: crc32_base62_ok },
-    Row { detector: names::GITHUB_TOKEN, prefix: "github_pat_", body: is_alnum_under, min: 82, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "glpat-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "gldt-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "glrt-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "glsoat-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "glptt-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "glcbt-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "gloas-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "glimt-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "glagent-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "glffct-", body: is_gitlab, min: 20, max: 255, check: any },
-    Row { detector: names::GITLAB_TOKEN, prefix: "GR1348941", body: is_url_b64, min: 20, max: 255, check: any },
-    Row { detector: names::HUGGINGFACE_TOKEN, prefix: "hf_", body: is_alpha, min: 34, max: 34, check: hf_body },
-    Row { detector: names::HUGGINGFACE_TOKEN, prefix: "api_org_", body: is_alpha, min: 34, max: 34, check: hf_body },
-    Row { detector: names::STRIPE_KEY, prefix: "sk_live_", body: is_alnum, min: 16, max: 255, check: any },
-    Row { detector: names::STRIPE_KEY, prefix: "sk_test_", body: is_alnum, min: 16, max: 255, check: any },
-    Row { detector: names::STRIPE_KEY, prefix: "rk_live_", body: is_alnum, min: 16, max: 255, check: any },
-    Row { detector: names::STRIPE_KEY, prefix: "rk_test_", body: is_alnum, min: 16, max: 255, check: any },
-    Row { detector: names::STRIPE_KEY, prefix: "whsec_", body: is_alnum, min: 16, max: 255, check: any },
-    Row { detector: names::TWILIO_KEY, prefix: "SK", body: is_hex_lower, min: 32, max: 32, check: hex_body },
-    Row { detector: names::TWILIO_KEY, prefix: "AC", body: is_hex_lower, min: 32, max: 32, check: hex_body },
+    Row { detector: names::GITHUB_TOKEN, prefix: "ghp_", body: is_alnum, min: 36, max: 36, check: Crc32 },
+    Row { detector: names::GITHUB_TOKEN, prefix: "gho_", body: is_alnum, min: 36, max: 36, check: Crc32 },
+    Row { detector: names::GITHUB_TOKEN, prefix: "ghu_", body: is_alnum, min: 36, max: 36, check: Crc32 },
+    Row { detector: names::GITHUB_TOKEN, prefix: "ghs_", body: is_alnum, min: 36, max: 36, check: Crc32 },
+    Row { detector: names::GITHUB_TOKEN, prefix: "ghr_", body: is_alnum, min: 36, max: 36, check: Crc32 },
+    Row {
+        detector: names::GITHUB_TOKEN,
+        prefix: "github_pat_",
+        body: is_alnum_under,
+        min: 82,
+        max: 255,
+        check: Varied,
+    },
+    Row { detector: names::GITLAB_TOKEN, prefix: "glpat-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "gldt-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "glrt-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "glsoat-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "glptt-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "glcbt-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "gloas-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "glimt-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "glagent-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "glffct-", body: is_gitlab, min: 20, max: 255, check: Varied },
+    Row { detector: names::GITLAB_TOKEN, prefix: "GR1348941", body: is_url_b64, min: 20, max: 255, check: Varied },
+    Row { detector: names::HUGGINGFACE_TOKEN, prefix: "hf_", body: is_alpha, min: 34, max: 34, check: MixedCase },
+    Row { detector: names::HUGGINGFACE_TOKEN, prefix: "api_org_", body: is_alpha, min: 34, max: 34, check: MixedCase },
+    Row { detector: names::STRIPE_KEY, prefix: "sk_live_", body: is_alnum, min: 16, max: 255, check: Varied },
+    Row { detector: names::STRIPE_KEY, prefix: "sk_test_", body: is_alnum, min: 16, max: 255, check: Varied },
+    Row { detector: names::STRIPE_KEY, prefix: "rk_live_", body: is_alnum, min: 16, max: 255, check: Varied },
+    Row { detector: names::STRIPE_KEY, prefix: "rk_test_", body: is_alnum, min: 16, max: 255, check: Varied },
+    Row { detector: names::STRIPE_KEY, prefix: "whsec_", body: is_alnum, min: 16, max: 255, check: Varied },
+    Row { detector: names::TWILIO_KEY, prefix: "SK", body: is_hex_lower, min: 32, max: 32, check: Hex },
+    Row { detector: names::TWILIO_KEY, prefix: "AC", body: is_hex_lower, min: 32, max: 32, check: Hex },
     Row {
         detector: names::PYPI_TOKEN,
         prefix: "pypi-AgEIcHlwaS5vcmc",
         body: is_url_b64,
         min: 50,
         max: 400,
-        check: pypi_body,
+        check: Long,
     },
     Row {
         detector: names::PYPI_TOKEN,
@@ -156,87 +259,85 @@ pub const ROWS: &[Row] = &[
         body: is_url_b64,
         min: 50,
         max: 400,
-        check: pypi_body,
+        check: Long,
     },
-    Row { detector: names::DOCKERHUB_TOKEN, prefix: "dckr_pat_", body: is_url_b64, min: 24, max: 64, check: any },
-    Row { detector: names::DOCKERHUB_TOKEN, prefix: "dckr_oat_", body: is_url_b64, min: 24, max: 64, check: any },
-    Row { detector: names::SHOPIFY_TOKEN, prefix: "shpat_", body: is_hex, min: 32, max: 32, check: hex_body },
-    Row { detector: names::SHOPIFY_TOKEN, prefix: "shpss_", body: is_hex, min: 32, max: 32, check: hex_body },
-    Row { detector: names::SHOPIFY_TOKEN, prefix: "shpca_", body: is_hex, min: 32, max: 32, check: hex_body },
-    Row { detector: names::SHOPIFY_TOKEN, prefix: "shppa_", body: is_hex, min: 32, max: 32, check: hex_body },
-    Row { detector: names::GOOGLE_API_KEY, prefix: "AIza", body: is_url_b64, min: 35, max: 35, check: any },
-    Row { detector: names::GOOGLE_OAUTH, prefix: "ya29.", body: is_url_b64, min: 30, max: 2048, check: any },
-    Row { detector: names::GOOGLE_OAUTH, prefix: "GOCSPX-", body: is_url_b64, min: 28, max: 28, check: any },
-    Row { detector: names::ANTHROPIC_KEY, prefix: "sk-ant-api03-", body: is_url_b64, min: 80, max: 255, check: any },
-    Row { detector: names::ANTHROPIC_KEY, prefix: "sk-ant-admin01-", body: is_url_b64, min: 80, max: 255, check: any },
-    Row { detector: names::ANTHROPIC_KEY, prefix: "sk-ant-oat01-", body: is_url_b64, min: 80, max: 255, check: any },
-    Row { detector: names::NPM_TOKEN, prefix: "npm_", body: is_alnum, min: 36, max: 36, check: crc32_base62_ok },
+    Row { detector: names::DOCKERHUB_TOKEN, prefix: "dckr_pat_", body: is_url_b64, min: 24, max: 64, check: Varied },
+    Row { detector: names::DOCKERHUB_TOKEN, prefix: "dckr_oat_", body: is_url_b64, min: 24, max: 64, check: Varied },
+    Row { detector: names::SHOPIFY_TOKEN, prefix: "shpat_", body: is_hex, min: 32, max: 32, check: Hex },
+    Row { detector: names::SHOPIFY_TOKEN, prefix: "shpss_", body: is_hex, min: 32, max: 32, check: Hex },
+    Row { detector: names::SHOPIFY_TOKEN, prefix: "shpca_", body: is_hex, min: 32, max: 32, check: Hex },
+    Row { detector: names::SHOPIFY_TOKEN, prefix: "shppa_", body: is_hex, min: 32, max: 32, check: Hex },
+    Row { detector: names::GOOGLE_API_KEY, prefix: "AIza", body: is_url_b64, min: 35, max: 35, check: Varied },
+    Row { detector: names::GOOGLE_OAUTH, prefix: "ya29.", body: is_url_b64, min: 30, max: 2048, check: Varied },
+    Row { detector: names::GOOGLE_OAUTH, prefix: "GOCSPX-", body: is_url_b64, min: 28, max: 28, check: Varied },
+    Row { detector: names::ANTHROPIC_KEY, prefix: "sk-ant-api03-", body: is_url_b64, min: 80, max: 255, check: Varied },
     Row {
-        detector: names::DIGITALOCEAN_TOKEN,
-        prefix: "dop_v1_",
-        body: is_hex_lower,
-        min: 64,
-        max: 64,
-        check: hex_body,
+        detector: names::ANTHROPIC_KEY,
+        prefix: "sk-ant-admin01-",
+        body: is_url_b64,
+        min: 80,
+        max: 255,
+        check: Varied,
     },
+    Row { detector: names::ANTHROPIC_KEY, prefix: "sk-ant-oat01-", body: is_url_b64, min: 80, max: 255, check: Varied },
+    Row { detector: names::NPM_TOKEN, prefix: "npm_", body: is_alnum, min: 36, max: 36, check: Crc32 },
+    Row { detector: names::DIGITALOCEAN_TOKEN, prefix: "dop_v1_", body: is_hex_lower, min: 64, max: 64, check: Hex },
+    Row { detector: names::DIGITALOCEAN_TOKEN, prefix: "doo_v1_", body: is_hex_lower, min: 64, max: 64, check: Hex },
+    Row { detector: names::DIGITALOCEAN_TOKEN, prefix: "dor_v1_", body: is_hex_lower, min: 64, max: 64, check: Hex },
+    Row { detector: names::DATABRICKS_TOKEN, prefix: "dapi", body: is_hex_lower, min: 32, max: 32, check: Hex },
+    Row { detector: names::MAILGUN_KEY, prefix: "key-", body: is_alnum, min: 32, max: 32, check: Hex },
+    Row { detector: names::SQUARE_TOKEN, prefix: "EAAA", body: is_url_b64, min: 60, max: 60, check: Varied },
+    Row { detector: names::SQUARE_TOKEN, prefix: "sq0atp-", body: is_url_b64, min: 22, max: 22, check: Varied },
+    Row { detector: names::SQUARE_TOKEN, prefix: "sq0csp-", body: is_url_b64, min: 43, max: 43, check: Varied },
+    Row { detector: names::HEROKU_KEY, prefix: "HRKU-", body: is_url_b64, min: 40, max: 80, check: Varied },
+    Row { detector: names::ATLASSIAN_TOKEN, prefix: "ATATT3", body: is_atlassian, min: 100, max: 400, check: Varied },
+    Row { detector: names::ATLASSIAN_TOKEN, prefix: "ATCTT3", body: is_atlassian, min: 100, max: 400, check: Varied },
+    Row { detector: names::LINEAR_KEY, prefix: "lin_api_", body: is_alnum, min: 40, max: 40, check: Varied },
+    Row { detector: names::LINEAR_KEY, prefix: "lin_oauth_", body: is_hex_lower, min: 64, max: 64, check: Hex },
+    Row { detector: names::NOTION_TOKEN, prefix: "secret_", body: is_alnum, min: 43, max: 43, check: Varied },
+    Row { detector: names::NOTION_TOKEN, prefix: "ntn_", body: is_alnum, min: 40, max: 50, check: Varied },
+    Row { detector: names::SENTRY_TOKEN, prefix: "sntrys_", body: is_atlassian, min: 60, max: 400, check: Varied },
+    Row { detector: names::SENTRY_TOKEN, prefix: "sntryu_", body: is_hex_lower, min: 64, max: 64, check: Hex },
+    Row { detector: names::GRAFANA_TOKEN, prefix: "glsa_", body: is_alnum_under, min: 40, max: 60, check: Varied },
+    Row { detector: names::GRAFANA_TOKEN, prefix: "glc_", body: is_atlassian, min: 32, max: 400, check: Varied },
+    Row { detector: names::VAULT_TOKEN, prefix: "hvs.", body: is_url_b64, min: 24, max: 255, check: Varied },
+    Row { detector: names::VAULT_TOKEN, prefix: "hvb.", body: is_url_b64, min: 24, max: 255, check: Varied },
+    Row { detector: names::NEWRELIC_KEY, prefix: "NRAK-", body: is_alnum, min: 27, max: 27, check: Varied },
+    Row { detector: names::POSTMAN_KEY, prefix: "PMAK-", body: is_url_b64, min: 59, max: 80, check: Varied },
     Row {
-        detector: names::DIGITALOCEAN_TOKEN,
-        prefix: "doo_v1_",
-        body: is_hex_lower,
-        min: 64,
-        max: 64,
-        check: hex_body,
+        detector: names::AGE_SECRET_KEY,
+        prefix: "AGE-SECRET-KEY-1",
+        body: is_alnum,
+        min: 58,
+        max: 58,
+        check: Varied,
     },
-    Row {
-        detector: names::DIGITALOCEAN_TOKEN,
-        prefix: "dor_v1_",
-        body: is_hex_lower,
-        min: 64,
-        max: 64,
-        check: hex_body,
-    },
-    Row { detector: names::DATABRICKS_TOKEN, prefix: "dapi", body: is_hex_lower, min: 32, max: 32, check: hex_body },
-    Row { detector: names::MAILGUN_KEY, prefix: "key-", body: is_alnum, min: 32, max: 32, check: hex_body },
-    Row { detector: names::SQUARE_TOKEN, prefix: "EAAA", body: is_url_b64, min: 60, max: 60, check: any },
-    Row { detector: names::SQUARE_TOKEN, prefix: "sq0atp-", body: is_url_b64, min: 22, max: 22, check: any },
-    Row { detector: names::SQUARE_TOKEN, prefix: "sq0csp-", body: is_url_b64, min: 43, max: 43, check: any },
-    Row { detector: names::HEROKU_KEY, prefix: "HRKU-", body: is_url_b64, min: 40, max: 80, check: any },
-    Row { detector: names::ATLASSIAN_TOKEN, prefix: "ATATT3", body: is_atlassian, min: 100, max: 400, check: any },
-    Row { detector: names::ATLASSIAN_TOKEN, prefix: "ATCTT3", body: is_atlassian, min: 100, max: 400, check: any },
-    Row { detector: names::LINEAR_KEY, prefix: "lin_api_", body: is_alnum, min: 40, max: 40, check: any },
-    Row { detector: names::LINEAR_KEY, prefix: "lin_oauth_", body: is_hex_lower, min: 64, max: 64, check: hex_body },
-    Row { detector: names::NOTION_TOKEN, prefix: "secret_", body: is_alnum, min: 43, max: 43, check: any },
-    Row { detector: names::NOTION_TOKEN, prefix: "ntn_", body: is_alnum, min: 40, max: 50, check: any },
-    Row { detector: names::SENTRY_TOKEN, prefix: "sntrys_", body: is_atlassian, min: 60, max: 400, check: any },
-    Row { detector: names::SENTRY_TOKEN, prefix: "sntryu_", body: is_hex_lower, min: 64, max: 64, check: hex_body },
-    Row { detector: names::GRAFANA_TOKEN, prefix: "glsa_", body: is_alnum_under, min: 40, max: 60, check: any },
-    Row { detector: names::GRAFANA_TOKEN, prefix: "glc_", body: is_atlassian, min: 32, max: 400, check: any },
-    Row { detector: names::VAULT_TOKEN, prefix: "hvs.", body: is_url_b64, min: 24, max: 255, check: any },
-    Row { detector: names::VAULT_TOKEN, prefix: "hvb.", body: is_url_b64, min: 24, max: 255, check: any },
-    Row { detector: names::NEWRELIC_KEY, prefix: "NRAK-", body: is_alnum, min: 27, max: 27, check: any },
-    Row { detector: names::POSTMAN_KEY, prefix: "PMAK-", body: is_url_b64, min: 59, max: 80, check: any },
-    Row { detector: names::AGE_SECRET_KEY, prefix: "AGE-SECRET-KEY-1", body: is_alnum, min: 58, max: 58, check: any },
-    Row { detector: names::TAILSCALE_KEY, prefix: "tskey-", body: is_url_b64, min: 30, max: 120, check: any },
-    Row { detector: names::GROQ_KEY, prefix: "gsk_", body: is_alnum, min: 52, max: 52, check: any },
-    Row { detector: names::XAI_KEY, prefix: "xai-", body: is_alnum, min: 70, max: 90, check: any },
-    Row { detector: names::REPLICATE_TOKEN, prefix: "r8_", body: is_alnum, min: 37, max: 37, check: any },
-    Row { detector: names::SUPABASE_TOKEN, prefix: "sbp_", body: is_hex_lower, min: 40, max: 40, check: hex_body },
-    Row { detector: names::DOPPLER_TOKEN, prefix: "dp.st.", body: is_url_b64, min: 40, max: 60, check: any },
-    Row { detector: names::PULUMI_TOKEN, prefix: "pul-", body: is_hex_lower, min: 40, max: 40, check: hex_body },
-    Row { detector: names::FLY_TOKEN, prefix: "fo1_", body: is_url_b64, min: 43, max: 43, check: any },
+    Row { detector: names::TAILSCALE_KEY, prefix: "tskey-", body: is_url_b64, min: 30, max: 120, check: Varied },
+    Row { detector: names::GROQ_KEY, prefix: "gsk_", body: is_alnum, min: 52, max: 52, check: Varied },
+    Row { detector: names::XAI_KEY, prefix: "xai-", body: is_alnum, min: 70, max: 90, check: Varied },
+    Row { detector: names::REPLICATE_TOKEN, prefix: "r8_", body: is_alnum, min: 37, max: 37, check: Varied },
+    Row { detector: names::SUPABASE_TOKEN, prefix: "sbp_", body: is_hex_lower, min: 40, max: 40, check: Hex },
+    Row { detector: names::DOPPLER_TOKEN, prefix: "dp.st.", body: is_url_b64, min: 40, max: 60, check: Varied },
+    Row { detector: names::PULUMI_TOKEN, prefix: "pul-", body: is_hex_lower, min: 40, max: 40, check: Hex },
+    Row { detector: names::FLY_TOKEN, prefix: "fo1_", body: is_url_b64, min: 43, max: 43, check: Varied },
 ];
 
 /// Every row's tokens in `bytes`.
 pub(super) fn scan(bytes: &[u8], found: &Found, runs: &TokenRuns, spans: &mut Vec<Span>) {
     for (i, row) in ROWS.iter().enumerate() {
         let prefix = row.prefix.as_bytes();
+        // A prefix made of its own body's alphabet (`glpat-`, `ATATT3`) repeated
+        // starts many bodies in one run: the run is measured once, and the
+        // varied check counts what enters and leaves its window.
+        let mut body_runs = RunEnds::new(row.body);
+        // Made at the first body checked: most texts hold no row's prefix.
+        let mut window: Option<Variety> = None;
         for start in found.starts(Prefix::Row(i)) {
             if glued(bytes, start, is_url_b64) {
                 continue;
             }
             let body_at = start + prefix.len();
-            // Past `max`, only whether the run goes on matters.
-            let len = run_upto(bytes, body_at, row.body, row.max + 1);
+            let len = body_runs.len(bytes, body_at);
             if len < row.min {
                 continue;
             }
@@ -245,7 +346,11 @@ pub(super) fn scan(bytes: &[u8], found: &Found, runs: &TokenRuns, spans: &mut Ve
                 continue;
             }
             let end = body_at + len.min(row.max);
-            if bytes.get(body_at..end).is_some_and(row.check) {
+            let passes = match row.check {
+                Check::Varied => window.get_or_insert_with(Variety::default).random(bytes, body_at, end),
+                check => bytes.get(body_at..end).is_some_and(|body| check.passes(body)),
+            };
+            if passes {
                 push(spans, found, bytes, row.detector, start, end);
             }
         }
@@ -333,10 +438,12 @@ fn azure_storage(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
         }
         let sig_at = at + 4;
         let len = run(bytes, sig_at, |b| is_b64(b) || b == b'%' || b == b'=');
-        let query_from = at.saturating_sub(512);
-        let query = bytes.get(query_from..sig_at + len).unwrap_or_default();
-        let versioned = query.windows(3).any(|w| w == b"sv=");
-        if len >= 40 && versioned && bytes.get(sig_at..sig_at + len).is_some_and(random_body) {
+        // The query before the signature is read only for a signature that could be one.
+        let versioned = || {
+            let query = bytes.get(at.saturating_sub(512)..sig_at + len).unwrap_or_default();
+            query.windows(3).any(|w| w == b"sv=")
+        };
+        if len >= 40 && bytes.get(sig_at..sig_at + len).is_some_and(random_body) && versioned() {
             push(spans, found, bytes, names::AZURE_SAS, sig_at, sig_at + len);
         }
     }
