@@ -238,6 +238,11 @@ fn is_b32(b: u8) -> bool {
     b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b)
 }
 
+/// A byte of standard base64, padding aside.
+pub(super) fn is_b64(b: u8) -> bool {
+    is_alnum(b) || b == b'+' || b == b'/'
+}
+
 pub(super) fn is_url_b64(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
 }
@@ -572,7 +577,6 @@ pub const AWS_PAIR_BYTES: usize = 256;
 /// named by `aws` and `secret` just before them.
 fn aws_secret_keys(text: &str, runs: &TokenRuns, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
-    let is_b64 = |b: u8| is_alnum(b) || b == b'+' || b == b'/';
     let ids: Vec<usize> = spans.iter().filter(|s| s.detector == names::AWS_ACCESS_KEY).map(|s| s.start).collect();
     // Only a run of exactly 40 can be a key.
     for (at, end) in runs.of(bytes, 40, is_b64) {

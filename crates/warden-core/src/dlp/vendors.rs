@@ -14,7 +14,7 @@
 //! cannot be seen from the text, and an unrestricted one bills its owner.
 
 use super::detectors::names;
-use super::detectors::{RunEnds, Span, TokenRuns, glued, is_alnum, is_url_b64, push, run};
+use super::detectors::{RunEnds, Span, TokenRuns, glued, is_alnum, is_b64, is_url_b64, push, run};
 use super::prefixes::{Fixed, Found, Prefix};
 use crate::prelude::*;
 
@@ -415,10 +415,6 @@ fn mailchimp(bytes: &[u8], found: &Found, spans: &mut Vec<Span>) {
             push(spans, found, bytes, names::MAILCHIMP_KEY, start, at + 3 + digits);
         }
     }
-}
-
-fn is_b64(b: u8) -> bool {
-    is_alnum(b) || b == b'+' || b == b'/'
 }
 
 /// Azure storage account keys (`AccountKey=` and 88 base64 characters) and
