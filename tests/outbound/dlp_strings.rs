@@ -190,3 +190,49 @@ fn each_secret_class_is_refused_by_the_warden_binary_and_its_look_alikes_pass() 
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn bodies_built_to_be_slow_get_their_decision_rule_and_offset_from_the_warden_binary() {
+    let doc = data("dlp-strings.json");
+    let crafted: Vec<&Value> = doc["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("crafted:")))
+        .collect();
+    assert!(crafted.len() >= 8, "only {} crafted cases", crafted.len());
+    let db = TempDb::new();
+    let config = db.dir.path().join("config.json");
+    std::fs::write(&config, "{}").expect("write config");
+    let (config, db_path) = (config.display().to_string(), db.path().display().to_string());
+    let mut failures = Vec::new();
+    for case in crafted {
+        let name = case["name"].as_str().unwrap_or_default();
+        let body = String::from_utf8(body_of(&case["parts"])).expect("crafted bodies are text");
+        let request = serde_json::json!({"channel": "slack", "recipient": "U0123", "body": body});
+        let out = warden_tests::warden_process(
+            &["check", "outbound", "--config", &config, "--db", &db_path],
+            &request.to_string(),
+        );
+        let verdict: Value = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+        let got = (verdict["decision"].as_str().unwrap_or("?"), verdict["rule"].as_str().unwrap_or("?"));
+        let expected = (case["expect"].as_str().unwrap_or("!"), case["rule"].as_str().unwrap_or("!"));
+        if out.code != 0 || got != expected {
+            failures.push(format!("{name}: exit {} {got:?}, expected {expected:?}; {}", out.code, out.stderr));
+            continue;
+        }
+        if let Some(offset) = case.get("offset").and_then(Value::as_u64) {
+            let wanted = format!("{} at character {offset}", expected.1.trim_start_matches("dlp.secret."));
+            let shown = verdict["signals"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|s| s["name"] == "dlp.secret")
+                .and_then(|s| s["detail"].as_str());
+            if shown != Some(wanted.as_str()) {
+                failures.push(format!("{name}: signal {shown:?}, expected {wanted}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

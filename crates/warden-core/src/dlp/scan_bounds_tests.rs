@@ -31,6 +31,28 @@ fn a_line_starts_after_the_last_line_end_before_a_position_asked_in_any_order() 
     }
 }
 
+/// Whether a body varies like a random token, counted on its own: two
+/// classes of upper, lower and digit, and eight distinct bytes.
+fn varies_counted_alone(body: &[u8]) -> bool {
+    let classes = [u8::is_ascii_uppercase, u8::is_ascii_lowercase, u8::is_ascii_digit]
+        .iter()
+        .filter(|class| body.iter().any(class))
+        .count();
+    let mut seen = [false; 256];
+    let distinct = body.iter().filter(|&&b| !core::mem::replace(&mut seen[usize::from(b)], true)).count();
+    classes >= 2 && distinct >= 8
+}
+
+#[test]
+fn bodies_vary_like_random_tokens_with_two_classes_and_eight_distinct_bytes() {
+    let cases: &[(&[u8], bool)] =
+        &[(b"aB3cD4eF", true), (b"abcdefgh", false), (b"aB1aB1aB1aB1", false), (b"aB3cD4e", false), (b"", false)];
+    for &(body, expected) in cases {
+        assert_eq!(super::super::vendors::random_body(body), expected, "{}", String::from_utf8_lossy(body));
+        assert_eq!(varies_counted_alone(body), expected, "{}", String::from_utf8_lossy(body));
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -82,7 +104,7 @@ proptest! {
         windows.extend(ascending);
         let mut variety = super::super::vendors::Variety::default();
         for (from, to) in windows {
-            let alone = text.get(from..to.min(text.len())).is_some_and(super::super::vendors::random_body);
+            let alone = text.get(from..to.min(text.len())).is_some_and(varies_counted_alone);
             let judged = from <= text.len() && variety.random(&text, from, to);
             prop_assert_eq!(judged, alone, "{}..{}", from, to);
         }

@@ -89,18 +89,15 @@ fn is_atlassian(b: u8) -> bool {
     is_url_b64(b) || b == b'='
 }
 
-/// A body that varies like a random token: at least two character classes
-/// (upper, lower, digit) and not one character repeated.
+/// Fewest character classes (upper, lower, digit) of a body that varies like a random token.
+const MIN_CLASSES: usize = 2;
+/// Fewest distinct bytes of a body that varies like a random token.
+const MIN_DISTINCT_BYTES: usize = 8;
+
+/// A body that varies like a random token: at least [`MIN_CLASSES`]
+/// character classes and [`MIN_DISTINCT_BYTES`] distinct bytes.
 pub(super) fn random_body(body: &[u8]) -> bool {
-    let classes = [u8::is_ascii_uppercase, u8::is_ascii_lowercase, u8::is_ascii_digit]
-        .iter()
-        .filter(|class| body.iter().any(class))
-        .count();
-    let distinct = {
-        let mut seen = [false; 256];
-        body.iter().filter(|&&b| !core::mem::replace(&mut seen[usize::from(b)], true)).count()
-    };
-    classes >= 2 && distinct >= 8
+    Variety::default().random(body, 0, body.len())
 }
 
 /// What [`random_body`] counts, over a window of the text that moves
@@ -134,20 +131,29 @@ impl Variety {
         }
     }
 
-    fn add(&mut self, b: u8, up: bool) {
+    fn enter(&mut self, b: u8) {
         let Some(count) = self.counts.get_mut(usize::from(b)) else {
             return;
         };
-        let was = *count;
-        *count = if up { was.saturating_add(1) } else { was.saturating_sub(1) };
-        let delta_distinct = match (was, *count) {
-            (0, 1) => 1isize,
-            (1, 0) => -1,
-            _ => 0,
-        };
-        self.distinct = self.distinct.saturating_add_signed(delta_distinct);
+        if *count == 0 {
+            self.distinct += 1;
+        }
+        *count = count.saturating_add(1);
         if let Some(class) = Variety::class(b).and_then(|c| self.classes.get_mut(c)) {
-            *class = if up { class.saturating_add(1) } else { class.saturating_sub(1) };
+            *class += 1;
+        }
+    }
+
+    fn leave(&mut self, b: u8) {
+        let Some(count) = self.counts.get_mut(usize::from(b)).filter(|c| **c > 0) else {
+            return;
+        };
+        *count -= 1;
+        if *count == 0 {
+            self.distinct = self.distinct.saturating_sub(1);
+        }
+        if let Some(class) = Variety::class(b).and_then(|c| self.classes.get_mut(c)) {
+            *class = class.saturating_sub(1);
         }
     }
 
@@ -159,17 +165,17 @@ impl Variety {
         }
         while self.to < to {
             if let Some(&b) = bytes.get(self.to) {
-                self.add(b, true);
+                self.enter(b);
             }
             self.to += 1;
         }
         while self.from < from {
             if let Some(&b) = bytes.get(self.from) {
-                self.add(b, false);
+                self.leave(b);
             }
             self.from += 1;
         }
-        self.classes.iter().filter(|&&n| n > 0).count() >= 2 && self.distinct >= 8
+        self.classes.iter().filter(|&&n| n > 0).count() >= MIN_CLASSES && self.distinct >= MIN_DISTINCT_BYTES
     }
 }
 
