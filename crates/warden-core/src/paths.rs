@@ -669,15 +669,33 @@ impl Glob {
     /// walked: a last part that is not `**` matches only the last segment.
     fn matches_quickly(&self, path: &SplitPath) -> bool {
         let Some(body) = path.for_anchor(self.anchor) else { return false };
-        // `**/` globs, the commonest unindexed ones, walk the body, whose last segment is known.
-        let last = if self.anchor == Anchor::Anywhere { path.last } else { segments_in(body).next_back() };
+        // Every anchor's body ends where the path does and starts at a `/`
+        // (or at the path's start), so its last segment is the path's, found
+        // once, unless the body has no segment at all (home itself, `/`).
+        let last = if body.trim_start_matches('/').is_empty() { None } else { path.last };
         let possible = match (self.parts.last(), last) {
             (None | Some(Part::GlobStar), _) => true,
             (Some(_), None) => false,
             (Some(Part::Literal(literal)), Some(name)) => literal == name,
             (Some(Part::Wild(pieces)), Some(name)) => wild_matches(pieces, name, &mut 0),
         };
-        possible && self.run(segments_in(body), &mut 0)
+        possible && self.head_matches(body) && self.run(segments_in(body), &mut 0)
+    }
+
+    /// Whether the path's first segments equal the glob's leading literal
+    /// parts, each of which must match exactly one segment, in order: a
+    /// necessary condition of a match, compared without the automaton
+    /// (`/home/me/.cache/x/**` against `/home/me/project` stops at the
+    /// third segment).
+    fn head_matches(&self, body: &str) -> bool {
+        let mut segments = segments_in(body);
+        for part in &self.parts {
+            let Part::Literal(literal) = part else { return true };
+            if segments.next() != Some(literal.as_str()) {
+                return false;
+            }
+        }
+        true
     }
 }
 
@@ -1118,6 +1136,47 @@ mod tests {
         }
         // `keep` passes over a glob that matches, to the next one that does.
         assert_eq!(set.first_match(&SplitPath::new("~/.ssh/k.pub"), |i| i != 1), Some(8));
+    }
+
+    #[test]
+    fn globs_sharing_a_literal_head_are_told_apart_by_the_segments_after_it() {
+        // A host declares several files under one folder; only the glob whose
+        // every leading literal equals the path's segments may match.
+        let texts = [
+            "/home/me/.local/w/w.db",
+            "/home/me/.local/w/w.db-wal",
+            "/home/me/.cache/w/**",
+            "~/.config/w/*.json",
+            "/home/me/**/.env",
+            "~",
+            "/home/me",
+        ];
+        let globs: Vec<Glob> = texts.iter().map(|g| Glob::new(g).expect("valid")).collect();
+        let set = GlobSet::new(globs.clone());
+        let cases: [(&str, Option<usize>); 15] = [
+            ("/home/me/.local/w/w.db", Some(0)),
+            ("/home/me/.local/w/w.db-wal", Some(1)),
+            ("/home/me/.local/w", None),
+            ("/home/me/.local/w/w.db/x", None),
+            ("/home/me/.cache/w", Some(2)),
+            ("/home/me/.cache", None),
+            ("/home/me/.cache/w/a/b", Some(2)),
+            ("/home/me//.cache/w/a", Some(2)),
+            ("~/.config/w/k.json", Some(3)),
+            ("~/.config/w/k.toml", None),
+            ("/home/me/project", None),
+            ("/home/me/project/.env", Some(4)),
+            ("~", Some(5)),
+            // `/home/me` is a home: `~` is the first glob that matches it.
+            ("/home/me", Some(5)),
+            ("/home/you/.cache/w/a", None),
+        ];
+        for (path, expected) in cases {
+            let split = SplitPath::new(path);
+            let linear = globs.iter().position(|g| g.matches(&split));
+            assert_eq!(linear, expected, "`{path}` matched one by one");
+            assert_eq!(set.first_match(&split, |_| true), expected, "`{path}` through the set");
+        }
     }
 
     fn spelling_strategy() -> impl Strategy<Value = String> {
