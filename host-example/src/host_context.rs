@@ -178,3 +178,18 @@ pub fn declare(db: &Path, config: Option<&Path>, cache_dir: Option<&Path>, secre
     }
     HostContext { approval_secret: secret, databases, protected_paths, admin_programs, log_level: None }
 }
+
+/// The context the `warden` binary declares when run with its default
+/// paths (the database under `$XDG_STATE_HOME` or `~/.local/state`, the
+/// compile cache under `~/.cache`, a configuration under `~/.config`) and
+/// its default `--log-level warn`. The benchmarks run the component with it,
+/// so they measure the protected globs and the logging a user's binary pays.
+pub fn as_the_binary_runs(secret: Vec<u8>) -> HostContext {
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/home/user"), PathBuf::from);
+    let db = crate::cli::paths::default_db().unwrap_or_else(|_| home.join(".local/state/warden/warden.db"));
+    let config = home.join(".config").join("warden").join("config.json");
+    let cache = crate::runtime::default_cache_dir();
+    let mut context = declare(&db, Some(&config), cache.as_deref(), secret);
+    context.log_level = Some(crate::bindings::warden::guard::log::Level::Warn);
+    context
+}

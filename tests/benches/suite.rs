@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use warden_host::bindings::exports::warden::guard::policy::{OutboundMessage, ToolCall};
 use warden_host::json::decision_name;
 use warden_host::memory_storage::MemoryStorage;
@@ -174,11 +174,23 @@ fn timed<R>(f: impl FnOnce() -> R) -> (R, u64) {
 /// Drops log lines.
 struct Discard;
 
+/// Keeps what the `warden` binary keeps by default (`warn` and above), so
+/// the core formats no line the binary would not.
 impl warden_core::ports::Log for Discard {
     fn write(&self, _: warden_core::ports::Level, _: &str) {}
+
+    fn enabled(&self, level: warden_core::ports::Level) -> bool {
+        matches!(level, warden_core::ports::Level::Warn | warden_core::ports::Level::Error)
+    }
 }
 
-/// The core natively, over its in-memory fakes, with the tests' host context.
+/// The host context the measured runtimes declare: the `warden` binary's
+/// with its default paths and log level.
+fn binary_context() -> warden_host::bindings::exports::warden::guard::policy::HostContext {
+    warden_host::host_context::as_the_binary_runs(warden_tests::TEST_SECRET.to_vec())
+}
+
+/// The core natively, over its in-memory fakes, with the `warden` binary's host context.
 struct Native {
     warden: warden_core::Warden,
     storage: warden_core::fakes::MemoryStorage,
@@ -188,7 +200,7 @@ struct Native {
 impl Native {
     fn new(config: &str) -> Native {
         let mut warden = warden_core::Warden::configure(config).unwrap_or_else(|e| panic!("config: {e:?}"));
-        let c = warden_tests::host_context();
+        let c = binary_context();
         let context = warden_core::host::HostContext {
             approval_secret: c.approval_secret,
             databases: c.databases,
@@ -227,6 +239,7 @@ fn native_call(c: &ToolCall) -> warden_core::model::ToolCall {
 fn runtime_on(storage: Arc<dyn Storage>, config: &str, pool: usize) -> Runtime {
     let log = CapturedLog::default();
     let mut opts = options(storage, &log);
+    opts.host = Some(binary_context());
     opts.limits = Limits { pool, ..Limits::default() };
     Runtime::new(opts, config).unwrap_or_else(|e| panic!("runtime did not start: {e}"))
 }
@@ -818,6 +831,48 @@ fn machine() -> Value {
            "load_average_at_start": load.join(" ")})
 }
 
+/// Shortest gap between two clock reads of a spinning thread counted as the
+/// machine taking the processor away, in nanoseconds.
+const STALL_MIN_NS: u64 = 3_000;
+
+/// How often, and for how long, the machine takes the processor away from a
+/// thread that only reads the clock (timer interrupts, the hypervisor, other
+/// work), over `ms` milliseconds. A call that spans such a stall is slower by
+/// it, so a call whose length is more than 1% of the interval between stalls
+/// has its p99 set by them, whatever the code does.
+fn stalls(ms: u64) -> Value {
+    let start = Instant::now();
+    let until = Duration::from_millis(ms);
+    let mut last = start.elapsed();
+    let mut gaps = Vec::new();
+    loop {
+        let now = start.elapsed();
+        if now >= until {
+            break;
+        }
+        let gap = now.saturating_sub(last).as_nanos() as u64;
+        if gap >= STALL_MIN_NS {
+            gaps.push(gap);
+        }
+        last = now;
+    }
+    let count = gaps.len();
+    let stolen_ns: u64 = gaps.iter().sum();
+    let (p50, p99) = if gaps.is_empty() {
+        (Value::Null, Value::Null)
+    } else {
+        let s = stats(gaps);
+        (json!(round(s.p50)), json!(round(s.p99)))
+    };
+    json!({
+        "spin_ms": ms,
+        "stalls": count,
+        "every_ms": if count == 0 { Value::Null } else { json!(round(ms as f64 / count as f64)) },
+        "p50_us": p50, "p99_us": p99,
+        "stolen_percent": round(stolen_ns as f64 / (ms as f64 * 1e4)),
+    })
+}
+
 /// `YYYY-MM-DD HH:MM UTC` of now.
 fn utc_now() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
@@ -871,7 +926,8 @@ fn main() {
         }
         return;
     }
-    let machine = machine();
+    let mut machine = machine();
+    machine["stalls"] = stalls(if a.quick { 100 } else { 2_000 });
     let date = utc_now();
     eprintln!("bench: {} mode, output in {}", if a.quick { "quick" } else { "full" }, a.out.display());
 
@@ -1092,6 +1148,18 @@ fn markdown(s: &Value, sbs: &SideBySide, flat: &[(String, String, Stats)], targe
     let inst = &s["instances"];
     let _ = writeln!(o, "\n| measure | value |");
     let _ = writeln!(o, "|---|---:|");
+    let stalls = &m["stalls"];
+    let _ = writeln!(
+        o,
+        "| the machine: a thread that only reads the clock for {} ms, gaps of {} µs or more | {} gaps, one every {} ms, p50 {} µs, p99 {} µs ({}% of the time) |",
+        stalls["spin_ms"],
+        STALL_MIN_NS / 1000,
+        stalls["stalls"],
+        stalls["every_ms"],
+        stalls["p50_us"],
+        stalls["p99_us"],
+        stalls["stolen_percent"]
+    );
     let _ = writeln!(
         o,
         "| `warden serve`, {} connections on loopback, {} requests (SQLite) | {} requests/s, p50 {} ms, p99 {} ms |",

@@ -20,8 +20,13 @@ const T0: u64 = 1_700_000_000_000;
 /// Drops log lines: a log that kept them would grow with every iteration.
 struct Discard;
 
+/// Keeps what the `warden` binary keeps by default (`warn` and above).
 impl Log for Discard {
     fn write(&self, _: Level, _: &str) {}
+
+    fn enabled(&self, level: Level) -> bool {
+        matches!(level, Level::Warn | Level::Error)
+    }
 }
 
 fn call(tool: &str, args: serde_json::Value) -> ToolCall {
