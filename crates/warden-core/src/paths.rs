@@ -326,8 +326,42 @@ pub struct SplitPath<'a> {
 }
 
 /// The non-empty segments of a path body.
-fn segments_in(text: &str) -> impl DoubleEndedIterator<Item = &str> + Clone {
-    text.split('/').filter(|s| !s.is_empty())
+fn segments_in(text: &str) -> Segments<'_> {
+    Segments { rest: text }
+}
+
+/// The non-empty segments of a path body, from either end. It splits at `/`
+/// bytes, which are never part of a longer UTF-8 character, so every piece
+/// is a whole `str`; a path's few short segments are found by a plain loop
+/// faster than by a character searcher.
+#[derive(Debug, Clone)]
+struct Segments<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Iterator for Segments<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.rest.as_bytes();
+        let start = bytes.iter().position(|&b| b != b'/').unwrap_or(bytes.len());
+        let len = bytes.get(start..).unwrap_or_default().iter().position(|&b| b == b'/');
+        let end = len.map_or(bytes.len(), |n| start + n);
+        let segment = self.rest.get(start..end).filter(|s| !s.is_empty());
+        self.rest = self.rest.get(end..).unwrap_or_default();
+        segment
+    }
+}
+
+impl<'a> DoubleEndedIterator for Segments<'a> {
+    fn next_back(&mut self) -> Option<&'a str> {
+        let bytes = self.rest.as_bytes();
+        let end = bytes.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
+        let start = bytes.get(..end).unwrap_or_default().iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+        let segment = self.rest.get(start..end).filter(|s| !s.is_empty());
+        self.rest = self.rest.get(..start).unwrap_or_default();
+        segment
+    }
 }
 
 impl<'a> SplitPath<'a> {
@@ -1240,6 +1274,23 @@ mod tests {
             let home = home.map(|h| walked(h, None, None).into_owned());
             let (cwd, home) = (cwd.as_deref(), home.as_deref());
             prop_assert_eq!(normalized(&path, cwd, home), walked(&path, cwd, home), "{} in {:?} with home {:?}", path, cwd, home);
+        }
+
+        #[test]
+        fn path_segments_are_the_non_empty_pieces_between_slashes_from_either_end(
+            text in "[/a~é.]{0,12}",
+            from_back in proptest::collection::vec(any::<bool>(), 0..8),
+        ) {
+            let mut plain = text.split('/').filter(|s| !s.is_empty());
+            let mut ours = segments_in(&text);
+            for back in from_back {
+                if back {
+                    prop_assert_eq!(ours.next_back(), plain.next_back(), "`{}` from the back", text);
+                } else {
+                    prop_assert_eq!(ours.next(), plain.next(), "`{}` from the front", text);
+                }
+            }
+            prop_assert_eq!(ours.collect::<Vec<_>>(), plain.collect::<Vec<_>>(), "`{}`", text);
         }
 
         #[test]
