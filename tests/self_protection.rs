@@ -183,6 +183,8 @@ fn attacks(s: &Setup, home: &str) -> Vec<(Value, &'static str)> {
         ),
         (shell(format!("cat {db}.key")), "self.protected-file"),
         (shell(format!("rm -f {db}-wal")), "self.protected-file"),
+        // Sibling globs share the folder's literal head; a doubled slash is the same file.
+        (shell(format!("rm -f {dir}//warden.db-shm")), "self.protected-file"),
         (shell(format!("cp {db} /tmp/copy.db")), "self.protected-file"),
         (shell(format!("echo '{{}}' > {config}")), "self.protected-file"),
         (bash("echo '{}' > .claude/settings.json", "/ws"), "self.protected-file"),

@@ -180,16 +180,18 @@ pub fn declare(db: &Path, config: Option<&Path>, cache_dir: Option<&Path>, secre
 }
 
 /// The context the `warden` binary declares when run with its default
-/// paths (the database under `$XDG_STATE_HOME` or `~/.local/state`, the
-/// compile cache under `~/.cache`, a configuration under `~/.config`) and
-/// its default `--log-level warn`. The benchmarks run the component with it,
-/// so they measure the protected globs and the logging a user's binary pays.
+/// paths (the database, the configuration in the XDG config folder and the
+/// compile cache, each where the binary looks for it) and its default
+/// `--log-level warn`. The benchmarks run the component with it, so they
+/// measure the protected globs and the logging a user's binary pays.
 pub fn as_the_binary_runs(secret: Vec<u8>) -> HostContext {
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/home/user"), PathBuf::from);
-    let db = crate::cli::paths::default_db().unwrap_or_else(|_| home.join(".local/state/warden/warden.db"));
-    let config = home.join(".config").join("warden").join("config.json");
+    use crate::cli::paths;
+    // Without HOME or XDG folders the binary needs `--db`; the current folder stands in.
+    let db = paths::default_db().unwrap_or_else(|_| PathBuf::from("warden.db"));
+    // The last candidate is the XDG config folder's file (or `$WARDEN_CONFIG`, the only one then).
+    let config = paths::config_candidates().pop().map(|(path, _)| path);
     let cache = crate::runtime::default_cache_dir();
-    let mut context = declare(&db, Some(&config), cache.as_deref(), secret);
+    let mut context = declare(&db, config.as_deref(), cache.as_deref(), secret);
     context.log_level = Some(crate::bindings::warden::guard::log::Level::Warn);
     context
 }
