@@ -290,7 +290,7 @@ fn home_rest(path: &str) -> Option<&str> {
     let rest = if let Some(rest) = path.strip_prefix("/root") {
         rest
     } else if let Some(rest) = path.strip_prefix("/home/").or_else(|| path.strip_prefix("/Users/")) {
-        let end = rest.find('/').unwrap_or(rest.len());
+        let end = rest.bytes().position(|b| b == b'/').unwrap_or(rest.len());
         if end == 0 {
             return None;
         }
@@ -323,6 +323,9 @@ pub struct SplitPath<'a> {
     body: &'a str,
     /// The last segment of `body`, found once for every `**/` glob that compares it.
     last: Option<&'a str>,
+    /// The first segments of `rooted` and `home`, found once for every index that files globs by them.
+    rooted_first: Option<&'a str>,
+    home_first: Option<&'a str>,
 }
 
 /// The non-empty segments of a path body.
@@ -371,7 +374,16 @@ impl<'a> SplitPath<'a> {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => rest.trim_start_matches('/'),
             _ => path.trim_start_matches('/'),
         };
-        SplitPath { rooted: path.strip_prefix('/'), home: home_rest(path), body, last: segments_in(body).next_back() }
+        let (rooted, home) = (path.strip_prefix('/'), home_rest(path));
+        let first = |body: Option<&'a str>| body.and_then(|b| segments_in(b).next());
+        SplitPath {
+            rooted,
+            home,
+            body,
+            last: segments_in(body).next_back(),
+            rooted_first: first(rooted),
+            home_first: first(home),
+        }
     }
 
     /// Whether `glob` matches this path.
@@ -657,7 +669,8 @@ impl GlobSet {
     /// The position of the first glob, in configured order, that `keep`
     /// accepts and that matches `path`.
     pub fn first_match(&self, path: &SplitPath, keep: impl Fn(usize) -> bool) -> Option<usize> {
-        let mut lists = [listed(&self.rooted, path.rooted), listed(&self.home, path.home), self.unindexed.as_slice()];
+        let mut lists =
+            [listed(&self.rooted, path.rooted_first), listed(&self.home, path.home_first), self.unindexed.as_slice()];
         loop {
             // The smallest position at the head of the three lists.
             let (list, &i) = lists
@@ -685,12 +698,12 @@ impl GlobSet {
     }
 }
 
-/// The positions filed under the first segment of `body`.
-fn listed<'m>(index: &'m Index, body: Option<&str>) -> &'m [usize] {
+/// The positions filed under `first`, a path body's first segment.
+fn listed<'m>(index: &'m Index, first: Option<&str>) -> &'m [usize] {
     if index.by_first.is_empty() {
         return &[];
     }
-    let Some(first) = body.and_then(|b| segments_in(b).next()) else { return &[] };
+    let Some(first) = first else { return &[] };
     if !first.as_bytes().first().is_some_and(|&b| index.may_start(b)) {
         return &[];
     }
@@ -706,7 +719,7 @@ impl Glob {
         // Every anchor's body ends where the path does and starts at a `/`
         // (or at the path's start), so its last segment is the path's, found
         // once, unless the body has no segment at all (home itself, `/`).
-        let last = if body.trim_start_matches('/').is_empty() { None } else { path.last };
+        let last = if body.bytes().all(|b| b == b'/') { None } else { path.last };
         let possible = match (self.parts.last(), last) {
             (None | Some(Part::GlobStar), _) => true,
             (Some(_), None) => false,

@@ -442,21 +442,27 @@ fn effects(inv: &Invocation, out: &mut Vec<Finding>) {
 }
 
 fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
-    super::self_guard::touched(places, inv, &Quoted(inv), out);
+    // Each path is split once for both checks; the self-guard's findings come
+    // first, so the protected paths' wait in `later` (which stays unallocated
+    // when nothing matches).
+    let mut later = Vec::new();
     let reads = inv.reads.iter().map(|p| (p, Access::Read));
     for (path, access) in reads.chain(inv.writes.iter().map(|p| (p, Access::Write))) {
-        if let Some(hit) = places.protected_by(path, access) {
+        let split = crate::paths::SplitPath::new(path);
+        out.extend(super::self_guard::touched(places, &Quoted(inv), path, &split));
+        if let Some(hit) = places.protected_by_split(&split, access) {
             let verb = match (hit.protect, access) {
                 (Protect::Both, _) => "touches",
                 (_, Access::Read) => "reads",
                 (_, Access::Write) => "writes",
             };
-            out.push(finding(
+            later.push(finding(
                 hit.rule(),
                 format!("{} {verb} `{path}`, which matches {} `{}`.", Quoted(inv), hit.what(), hit.glob),
             ));
         }
     }
+    out.append(&mut later);
     for path in &inv.writes {
         if !places.writable(path) {
             out.push(finding(

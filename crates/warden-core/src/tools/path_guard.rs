@@ -43,6 +43,11 @@ impl Places<'_> {
         super::protected::protected_by(self.protected, path, access)
     }
 
+    /// [`Places::protected_by`] for a path already split.
+    pub fn protected_by_split(&self, path: &paths::SplitPath<'_>, access: Access) -> Option<Hit<'_>> {
+        super::protected::protected_by_split(self.protected, path, access)
+    }
+
     /// Whether a normalized path may be written.
     pub fn writable(&self, path: &str) -> bool {
         let Some(workspace) = &self.workspace else { return true };

@@ -138,10 +138,14 @@ impl ProtectedSet {
 /// The entry of `set` that protects `path` against `access`, unless an
 /// exception for that access matches the path too.
 pub fn protected_by<'a>(set: &'a ProtectedSet, path: &str, access: Access) -> Option<Hit<'a>> {
-    let split = SplitPath::new(path);
+    protected_by_split(set, &SplitPath::new(path), access)
+}
+
+/// [`protected_by`] for a path already split.
+pub fn protected_by_split<'a>(set: &'a ProtectedSet, split: &SplitPath<'_>, access: Access) -> Option<Hit<'a>> {
     let covers = |protects: &[Protect], i: usize| protects.get(i).is_some_and(|p| p.covers(access));
-    let hit = set.protections.first_match(&split, |i| covers(&set.protects, i))?;
-    let excepted = set.exceptions.first_match(&split, |i| covers(&set.lifts, i)).is_some();
+    let hit = set.protections.first_match(split, |i| covers(&set.protects, i))?;
+    let excepted = set.exceptions.first_match(split, |i| covers(&set.lifts, i)).is_some();
     let (glob, protect) = (set.protections.globs().get(hit)?, *set.protects.get(hit)?);
     (!excepted).then_some(Hit { glob: glob.as_str(), protect })
 }

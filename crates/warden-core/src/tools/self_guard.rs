@@ -61,7 +61,12 @@ pub const DATABASE_CLIENTS: &[&str] = &[
 
 /// The host-declared glob a normalized path matches.
 pub fn protected_by<'a>(places: &Places<'a>, path: &str) -> Option<&'a str> {
-    places.host.globs.first_glob(&crate::paths::SplitPath::new(path)).map(crate::paths::Glob::as_str)
+    protected_by_split(places, &crate::paths::SplitPath::new(path))
+}
+
+/// [`protected_by`] for a path already split.
+pub fn protected_by_split<'a>(places: &Places<'a>, path: &crate::paths::SplitPath<'_>) -> Option<&'a str> {
+    places.host.globs.first_glob(path).map(crate::paths::Glob::as_str)
 }
 
 /// A finding for a tool that names a protected path.
@@ -116,19 +121,22 @@ pub fn invocation(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Q
     database_client(places, inv, quoted, out);
 }
 
-/// `self.protected-file` for the paths a program reads and writes.
-pub fn touched(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Quoted<'_>, out: &mut Vec<Finding>) {
-    for path in inv.reads.iter().chain(&inv.writes) {
-        if let Some(glob) = protected_by(places, path) {
-            out.push(Finding {
-                rule: rules::SELF_PROTECTED_FILE,
-                reason: format!(
-                    "{quoted} touches `{path}`, which is warden's own or the runtime's hook settings (`{glob}`); \
-                     the agent may not change what guards it."
-                ),
-            });
-        }
-    }
+/// `self.protected-file` for a path a program reads or writes, split once
+/// by the caller for every check of that path.
+pub fn touched(
+    places: &Places<'_>,
+    quoted: &super::exec::Quoted<'_>,
+    path: &str,
+    split: &crate::paths::SplitPath<'_>,
+) -> Option<Finding> {
+    let glob = protected_by_split(places, split)?;
+    Some(Finding {
+        rule: rules::SELF_PROTECTED_FILE,
+        reason: format!(
+            "{quoted} touches `{path}`, which is warden's own or the runtime's hook settings (`{glob}`); \
+             the agent may not change what guards it."
+        ),
+    })
 }
 
 /// The arguments Warden's command gets from `cargo run ... --bin warden -- ARGS`.

@@ -866,6 +866,21 @@ fn the_agent_cannot_approve_itself_erase_memory_or_unhook_warden_and_look_alikes
 }
 
 #[test]
+fn warden_s_own_file_decides_over_a_protected_path_named_before_it_in_the_same_program() {
+    // Both findings deny at the same risk here, so the first one found
+    // decides: every self-protection finding of a program comes before its
+    // protected-path findings, whichever path it names first.
+    let w = warden(json!({"tools": {"rules": {"path.protected": {"decision": "deny", "risk": "critical"}}}}));
+    let env = Env::new();
+    let v = w.check_tool_call(&env.ports(), &bash("cat ~/.ssh/id_rsa /srv/warden/config.json ~/.aws/credentials"));
+    assert_eq!(decided(&v), (Decision::Deny, rules::SELF_PROTECTED_FILE), "{}", v.reason);
+    assert!(v.reason.contains("/srv/warden/config.json"), "{}", v.reason);
+    let others: Vec<(&str, bool)> =
+        v.signals.iter().map(|s| (s.name.as_str(), s.detail.contains("touches `~/.ssh/id_rsa`"))).collect();
+    assert_eq!(others, [(rules::PATH_PROTECTED, true), (rules::PATH_PROTECTED, false)], "{:?}", v.signals);
+}
+
+#[test]
 fn self_protection_is_widened_only_by_naming_a_rule_in_self_protection_allow() {
     let env = Env::new();
     let write_settings = call("Write", json!({"file_path": "/ws/.claude/settings.json", "content": "{}"}));
