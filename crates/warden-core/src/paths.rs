@@ -59,7 +59,7 @@ fn split(path: &str) -> (Root, &str) {
     }
     if let Some(rest) = path.strip_prefix('~') {
         // `~user/...` that is not a login name (`~+`, `~..`): read as a home, the stricter reading.
-        let rest = rest.find('/').map_or("", |i| rest.get(i..).unwrap_or(""));
+        let rest = rest.bytes().position(|b| b == b'/').map_or("", |i| rest.get(i..).unwrap_or(""));
         return (Root::Home, rest);
     }
     (Root::Relative, path)
@@ -68,19 +68,37 @@ fn split(path: &str) -> (Root, &str) {
 /// Normalizes `path`, resolving a relative one against `cwd` (itself any
 /// path, normalized first) and rewriting paths under `home` to `~/...`.
 pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
-    let home_normalized = home.map(|h| normalized(h, None, None).into_owned());
-    normalized(path, cwd, home_normalized.as_deref()).into_owned()
+    let home = Home::new(home);
+    home.normalize(path, cwd)
+}
+
+/// A home directory normalized once, for every path normalized under it
+/// ([`normalize`] normalizes its `home` again on every call).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Home(Option<String>);
+
+impl Home {
+    pub fn new(home: Option<&str>) -> Home {
+        Home(home.map(|h| normalized(h, None, None).into_owned()))
+    }
+
+    /// [`normalize`] with this home.
+    pub fn normalize(&self, path: &str, cwd: Option<&str>) -> String {
+        normalized(path, cwd, self.0.as_deref()).into_owned()
+    }
 }
 
 /// [`normalize`] with the home directory already normalized. A path that
 /// is already in normal form (absolute, without empty, `.` or `..`
 /// segments, not under `/proc`), or plain relative segments under such a
-/// working directory, is taken as it is instead of being walked segment by
-/// segment; both give what [`walked`] gives.
+/// working directory or under a plain one in home (`~/project`), is taken
+/// as it is instead of being walked segment by segment; both give what
+/// [`walked`] gives.
 fn normalized<'p>(path: &'p str, cwd: Option<&str>, home_normalized: Option<&str>) -> Cow<'p, str> {
     let plain = if is_plain_absolute(path) {
         Cow::Borrowed(path)
-    } else if let Some(base) = cwd.filter(|c| is_plain_absolute(c) && is_plain_relative(path, c)) {
+    } else if let Some(base) = cwd.filter(|c| (is_plain_absolute(c) || is_plain_home(c)) && is_plain_relative(path, c))
+    {
         let base = base.strip_suffix('/').unwrap_or(base);
         let mut joined = String::with_capacity(base.len() + 1 + path.len());
         joined.push_str(base);
@@ -115,7 +133,17 @@ fn is_plain_absolute(path: &str) -> bool {
     path.len() <= MAX_PATH_CHARS && !under_proc && plain_segments(body).is_some_and(|n| n <= MAX_SEGMENTS)
 }
 
-/// Whether a relative path joined to the plain absolute `base` is the normal form of the two.
+/// Whether a home-rooted path is its own normal form (`~`, `~/a/b`): a
+/// working directory under home, as it is once normalized with a home.
+fn is_plain_home(path: &str) -> bool {
+    path == "~"
+        || path
+            .strip_prefix("~/")
+            .is_some_and(|body| path.len() <= MAX_PATH_CHARS && plain_segments(body).is_some_and(|n| n <= MAX_SEGMENTS))
+}
+
+/// Whether a relative path joined to the plain absolute or home-rooted
+/// `base` is the normal form of the two.
 fn is_plain_relative(path: &str, base: &str) -> bool {
     let base_segments = if base == "/" { 0 } else { base.bytes().filter(|&b| b == b'/').count() };
     let under_proc = base == "/" && (path == "proc" || path.starts_with("proc/"));
@@ -143,7 +171,9 @@ fn under_home<'p>(normalized: Cow<'p, str>, home_normalized: Option<&str>) -> Co
 
 /// [`normalized`], segment by segment.
 fn walked<'p>(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) -> Cow<'p, str> {
-    let path = match path.char_indices().nth(MAX_PATH_CHARS) {
+    // A text of at most `MAX_PATH_CHARS` bytes has at most as many characters.
+    let cut = (path.len() > MAX_PATH_CHARS).then(|| path.char_indices().nth(MAX_PATH_CHARS)).flatten();
+    let path = match cut {
         Some((cut, _)) => path.get(..cut).unwrap_or(path),
         None => path,
     };
@@ -160,9 +190,9 @@ fn walked<'p>(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) -> C
         }
         (root, _) => (root, Vec::new()),
     };
-    for segment in rest.split('/') {
+    for segment in segments_in(rest) {
         match segment {
-            "" | "." => {}
+            "." => {}
             ".." => {
                 if segments.last().is_some_and(|s| *s == "..") {
                     segments.push("..");
@@ -231,7 +261,7 @@ fn is_login_name(name: &str) -> bool {
 /// `/Users/me`). `None` for `~`, `~/...` and what is not a login name.
 fn other_users_home(path: &str, home_normalized: Option<&str>) -> Option<String> {
     let rest = path.strip_prefix('~')?;
-    let end = rest.find('/').unwrap_or(rest.len());
+    let end = rest.bytes().position(|b| b == b'/').unwrap_or(rest.len());
     let (name, tail) = (rest.get(..end)?, rest.get(end..)?);
     if !is_login_name(name) {
         return None;
@@ -272,7 +302,7 @@ fn proc_alias(root: Root, segments: &[&str]) -> Option<ProcAlias> {
 
 /// The segments of a normalized path's body; `.` (an empty relative path) has none.
 fn segments_of(rest: &str) -> Vec<&str> {
-    rest.split('/').filter(|s| !s.is_empty() && *s != ".").collect()
+    segments_in(rest).filter(|s| *s != ".").collect()
 }
 
 /// The path as seen from a home directory: itself if it is home-relative,
@@ -1261,6 +1291,9 @@ mod tests {
             ("/home/me/x", None, Some("/home/me"), "~/x"),
             ("x", Some("/home/me"), Some("/home/me"), "~/x"),
             ("me/x", Some("/home"), Some("/home/me"), "~/x"),
+            ("src/main.rs", Some("~/project"), Some("/home/me"), "~/project/src/main.rs"),
+            ("src/main.rs", Some("~"), None, "~/src/main.rs"),
+            ("src/main.rs", Some("~/"), None, "~/src/main.rs"),
         ];
         for (path, cwd, home, expected) in cases {
             assert_eq!(normalize(path, *cwd, *home), *expected, "{path} in {cwd:?} with home {home:?}");

@@ -322,8 +322,9 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         // What the whole script prints goes nowhere anyone reads.
         printed_wanted: false,
         printing: String::new(),
+        home: paths::Home::new(context.home),
     };
-    let mut state = State::new(context);
+    let mut state = State::new(context, &walker.home);
     walker.script(script, &mut state, &Frame::default());
     walker.out
 }
@@ -348,8 +349,8 @@ struct State {
 }
 
 impl State {
-    fn new(context: &Context<'_>) -> State {
-        let cwd: Option<Rc<str>> = context.cwd.map(|c| Rc::from(paths::normalize(c, None, context.home)));
+    fn new(context: &Context<'_>, home: &paths::Home) -> State {
+        let cwd: Option<Rc<str>> = context.cwd.map(|c| Rc::from(home.normalize(c, None)));
         State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default() }
     }
 
@@ -407,6 +408,8 @@ struct Walker<'c, 'a> {
     /// Where each simple command is printed before it is shared as
     /// [`Walker::segment`]; kept so its buffer is reused.
     printing: String,
+    /// The context's home, normalized once for every path.
+    home: paths::Home,
 }
 
 fn basename(path: &str) -> &str {
@@ -794,10 +797,8 @@ impl<'c, 'a> Walker<'c, 'a> {
                 RedirectTarget::Word(w) => {
                     let target = self.word(w, state, frame);
                     let file = !matches!(r.op, RedirectOp::DupIn | RedirectOp::DupOut | RedirectOp::HereString);
-                    let path = file
-                        .then(|| target.path())
-                        .flatten()
-                        .map(|t| paths::normalize(&t, state.cwd.as_deref(), self.context.home));
+                    let path =
+                        file.then(|| target.path()).flatten().map(|t| self.home.normalize(&t, state.cwd.as_deref()));
                     let feeds_stdin = matches!(r.op, RedirectOp::In | RedirectOp::HereString | RedirectOp::ReadWrite)
                         && r.fd.is_none_or(|fd| fd == 0);
                     if feeds_stdin {
@@ -941,7 +942,7 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     fn normalize(&self, text: &str, state: &State) -> String {
-        paths::normalize(text, state.cwd.as_deref(), self.context.home)
+        self.home.normalize(text, state.cwd.as_deref())
     }
 
     /// Unwraps wrappers, then records the program and what it does. Returns
