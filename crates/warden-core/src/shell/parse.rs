@@ -19,6 +19,7 @@ use alloc::borrow::Cow;
 /// backslash escapes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
+    // The discriminants index [`PLAIN`].
     /// An ordinary word.
     Bare,
     /// Inside `"..."`.
@@ -28,6 +29,22 @@ enum Mode {
     /// After the name inside `${...}`.
     Brace,
 }
+
+/// [`plain`] of every ASCII byte, by [`Mode`] (in declaration order).
+const PLAIN: [[bool; 128]; 4] = {
+    let modes = [Mode::Bare, Mode::Double, Mode::HereBody, Mode::Brace];
+    let mut table = [[false; 128]; 4];
+    let mut m = 0;
+    while m < modes.len() {
+        let mut b = 0;
+        while b < 128 {
+            table[m][b] = plain(modes[m], b as u8 as char);
+            b += 1;
+        }
+        m += 1;
+    }
+    table
+};
 
 struct Pending {
     slot: usize,
@@ -71,6 +88,26 @@ impl<'a> Chars<'a> {
         match self {
             Chars::Ascii(text) => Cow::Borrowed(text.get(start.min(text.len())..end.min(text.len())).unwrap_or("")),
             Chars::Wide(chars) => Cow::Owned(chars.get(start..end.min(chars.len())).unwrap_or(&[]).iter().collect()),
+        }
+    }
+
+    /// The end of the run of characters from `start` that are plain in
+    /// `mode` ([`plain`]); ASCII text is read a byte at a time from a table.
+    fn plain_run(&self, start: usize, mode: Mode) -> usize {
+        match self {
+            Chars::Ascii(text) => {
+                let table = &PLAIN[mode as usize];
+                let rest = text.as_bytes().get(start..).unwrap_or_default();
+                start
+                    + rest
+                        .iter()
+                        .position(|&b| !table.get(usize::from(b)).copied().unwrap_or(false))
+                        .unwrap_or(rest.len())
+            }
+            Chars::Wide(chars) => {
+                let rest = chars.get(start..).unwrap_or_default();
+                start + rest.iter().position(|&c| !plain(mode, c)).unwrap_or(rest.len())
+            }
         }
     }
 
@@ -145,12 +182,12 @@ fn starts_one(set: u128, c: char) -> bool {
 }
 
 #[inline]
-fn is_blank(c: char) -> bool {
+const fn is_blank(c: char) -> bool {
     c == ' ' || c == '\t' || c == '\r'
 }
 
 #[inline]
-fn is_meta(c: char) -> bool {
+const fn is_meta(c: char) -> bool {
     is_blank(c) || matches!(c, '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
 }
 
@@ -193,7 +230,7 @@ fn push_text(parts: &mut Vec<Part>, text: Cow<'_, str>, quoted: bool) {
 /// Whether `c` is literal text in `mode`: read by no arm of
 /// [`Parser::parts`] but the last.
 #[inline]
-fn plain(mode: Mode, c: char) -> bool {
+const fn plain(mode: Mode, c: char) -> bool {
     match mode {
         Mode::Bare => !is_meta(c) && !matches!(c, '\'' | '"' | '\\' | '$' | '`'),
         Mode::Brace => !matches!(c, '}' | '{' | '\'' | '"' | '\\' | '$' | '`'),
@@ -973,10 +1010,7 @@ impl<'a> Parser<'a> {
     fn word(&mut self) -> Result<Word, ParseError> {
         // The commonest word, plain characters up to a metacharacter or the
         // end, read at once: what `parts` makes of it, one unquoted literal.
-        let mut end = self.pos;
-        while self.chars.get(end).is_some_and(|c| plain(Mode::Bare, c)) {
-            end += 1;
-        }
+        let end = self.chars.plain_run(self.pos, Mode::Bare);
         if end > self.pos && self.chars.get(end).is_none_or(is_meta) {
             let text = Text::from(self.chars.text(self.pos, end).as_ref());
             self.pos = end;
@@ -1081,10 +1115,7 @@ impl<'a> Parser<'a> {
                 (_, _) => {
                     // A run of characters no arm above reads specially, taken at once.
                     let start = self.pos;
-                    self.pos += 1;
-                    while self.peek().is_some_and(|c| plain(mode, c)) {
-                        self.pos += 1;
-                    }
+                    self.pos = self.chars.plain_run(self.pos + 1, mode);
                     let text = self.chars.text(start, self.pos);
                     push_text(&mut parts, text, quoted_text);
                 }
@@ -1416,6 +1447,39 @@ fn fill_parts(parts: &mut [Part], bodies: &mut [Vec<Part>]) {
             Part::Param(p) => fill_parts(&mut p.rest, bodies),
             Part::Sub(s) | Part::ProcIn(s) | Part::ProcOut(s) => fill_script(s, bodies),
             Part::Lit { .. } | Part::Arith(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plain_table_says_what_plain_says_of_every_ascii_character_in_every_mode() {
+        for mode in [Mode::Bare, Mode::Double, Mode::HereBody, Mode::Brace] {
+            for b in 0u8..128 {
+                assert_eq!(PLAIN[mode as usize][usize::from(b)], plain(mode, char::from(b)), "byte {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_plain_run_ends_at_the_first_character_that_is_not_plain_in_ascii_and_wide_text() {
+        let cases: &[(&str, usize, Mode, usize)] = &[
+            ("git status", 0, Mode::Bare, 3),
+            ("git", 0, Mode::Bare, 3),
+            ("a'b", 0, Mode::Bare, 1),
+            ("x$y", 1, Mode::Bare, 1),
+            ("a b\"c", 0, Mode::Double, 3),
+            ("a}b", 0, Mode::Brace, 1),
+            ("a}b", 0, Mode::Bare, 3),
+            ("é; x", 0, Mode::Bare, 1),
+            ("aé b", 0, Mode::Bare, 2),
+            ("ab", 5, Mode::Bare, 5),
+        ];
+        for (text, start, mode, end) in cases {
+            assert_eq!(Chars::new(text).plain_run(*start, *mode), *end, "`{text}` from {start}");
         }
     }
 }
