@@ -89,13 +89,13 @@ impl Home {
 }
 
 /// [`normalize`] with the home directory already normalized. A path that
-/// is already in normal form (absolute, without empty, `.` or `..`
-/// segments, not under `/proc`), or plain relative segments under such a
+/// is already in normal form (absolute or under `~/`, without empty, `.` or
+/// `..` segments, not under `/proc`), or plain relative segments under such a
 /// working directory or under a plain one in home (`~/project`), is taken
 /// as it is instead of being walked segment by segment; both give what
 /// [`walked`] gives.
 fn normalized<'p>(path: &'p str, cwd: Option<&str>, home_normalized: Option<&str>) -> Cow<'p, str> {
-    let plain = if is_plain_absolute(path) {
+    let plain = if is_plain_absolute(path) || is_plain_home(path) {
         Cow::Borrowed(path)
     } else if let Some(base) = cwd.filter(|c| (is_plain_absolute(c) || is_plain_home(c)) && is_plain_relative(path, c))
     {
@@ -1294,6 +1294,8 @@ mod tests {
             ("src/main.rs", Some("~/project"), Some("/home/me"), "~/project/src/main.rs"),
             ("src/main.rs", Some("~"), None, "~/src/main.rs"),
             ("src/main.rs", Some("~/"), None, "~/src/main.rs"),
+            ("~/project/docs", Some("/ws"), Some("/home/me"), "~/project/docs"),
+            ("~", None, None, "~"),
         ];
         for (path, cwd, home, expected) in cases {
             assert_eq!(normalize(path, *cwd, *home), *expected, "{path} in {cwd:?} with home {home:?}");
