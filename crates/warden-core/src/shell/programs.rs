@@ -43,6 +43,45 @@ pub enum Table {
 
 static CLASSES: OnceBox<HashMap<&'static str, Class>> = OnceBox::new();
 
+/// A table of names with the set of the ASCII bytes its rows start with: a
+/// name that starts with another byte is answered with one test, not a
+/// scan of the rows (the tables the exec gate asks of every program).
+#[derive(Debug, Clone, Copy)]
+pub struct Names {
+    rows: &'static [&'static str],
+    firsts: u128,
+}
+
+impl Names {
+    pub const fn new(rows: &'static [&'static str]) -> Names {
+        let mut firsts = 0u128;
+        let mut i = 0;
+        while i < rows.len() {
+            if let Some(&b) = rows[i].as_bytes().first()
+                && b < 128
+            {
+                firsts |= 1 << b;
+            }
+            i += 1;
+        }
+        Names { rows, firsts }
+    }
+
+    /// Whether a row is `name`: what [`listed`] answers of the rows.
+    pub fn has(&self, name: &str) -> bool {
+        match name.as_bytes().first() {
+            // No row starts with this ASCII byte (rows starting otherwise are still scanned).
+            Some(&b) if b < 128 && self.firsts & (1 << b) == 0 => false,
+            _ => listed(self.rows, name),
+        }
+    }
+
+    /// The rows, in order.
+    pub fn rows(&self) -> &'static [&'static str] {
+        self.rows
+    }
+}
+
 /// Whether `table` holds `name`: `contains`, but a row's first byte is
 /// compared before the rest, so rows of the name's length that start with
 /// another letter cost no string comparison (under wasmtime each is a call
@@ -174,6 +213,22 @@ mod tests {
             let rows = Class::of(name).secret_commands();
             assert!(rows.iter().all(|r| r.0 == *name), "`{name}` (row {i}) has rows of other programs between its own");
         }
+    }
+
+    #[test]
+    fn names_answer_what_scanning_their_rows_answers() {
+        let rows: &'static [&'static str] = &["curl", "wget", "", "écho", "nc", "Zed", "a-b"];
+        let table = Names::new(rows);
+        let mut asked = names();
+        asked.extend(
+            ["curl", "wget", "", "écho", "é", "nc", "n", "ncx", "Zed", "zed", "a-b", "a", "c", "\u{7f}x"]
+                .map(String::from),
+        );
+        for name in asked {
+            assert_eq!(table.has(&name), rows.contains(&name.as_str()), "`{name}`");
+        }
+        assert!(!Names::new(&[]).has("") && !Names::new(&[]).has("x"));
+        assert_eq!(table.rows(), rows);
     }
 
     #[test]

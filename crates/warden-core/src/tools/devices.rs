@@ -57,8 +57,19 @@ const NOT_BLOCK_DIRS: &[&str] =
     &["pts", "fd", "shm", "tcp", "udp", "mqueue", "hugepages", "net", "input", "snd", "dri", "bus", "char", "usb"];
 
 /// Programs that format, partition or wipe what they are given.
-pub const FORMATTERS: &[&str] =
-    &["mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "blkdiscard", "mkntfs"];
+pub const FORMATTERS: crate::shell::programs::Names = crate::shell::programs::Names::new(&[
+    "mke2fs",
+    "mkswap",
+    "wipefs",
+    "fdisk",
+    "sfdisk",
+    "cfdisk",
+    "parted",
+    "gdisk",
+    "sgdisk",
+    "blkdiscard",
+    "mkntfs",
+]);
 
 /// Whether a normalized path is a block or memory device.
 pub fn is_block_device(path: &str) -> bool {
@@ -116,14 +127,12 @@ pub fn check(analysis: &Analysis, inv: &Invocation, home: Option<&str>, out: &mu
     let p = inv.program.as_str();
     let mut files = Vec::new();
     // A link's own path is what `ln` writes, not where it points.
-    let links = if p != "ln"
-        && (p.starts_with("mkfs") || crate::shell::programs::listed(FORMATTERS, p) || !inv.writes.is_empty())
-    {
+    let links = if p != "ln" && (p.starts_with("mkfs") || FORMATTERS.has(p) || !inv.writes.is_empty()) {
         links(analysis, home)
     } else {
         Vec::new()
     };
-    if p.starts_with("mkfs") || crate::shell::programs::listed(FORMATTERS, p) {
+    if p.starts_with("mkfs") || FORMATTERS.has(p) {
         let listing = options(&inv.argv).any(|o| o == "-l" || o == "--list")
             || inv.argv.iter().any(|a| a.known() == Some("print"));
         let ops = operands(&inv.argv);

@@ -34,17 +34,17 @@ use crate::paths;
 use crate::prelude::*;
 use crate::shell::commands::{self, Analysis, Arg, Invocation, ProblemKind};
 use crate::shell::interpreters::Effect;
-use crate::shell::programs::{Table, listed};
+use crate::shell::programs::{Names, Table};
 use crate::shell::secrets::{self, SecretOutput};
 use crate::shell::{self, ErrorKind, ParseError, Script};
 
 /// Programs that send data over the network: clients, mailers, and name
 /// lookups (a secret spelled into a name is sent to its name server).
-pub const NETWORK: &[&str] = &[
+pub const NETWORK: Names = Names::new(&[
     "curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "rsync", "ftp", "tftp", "http",
     "https", "xh", "aria2c", "openssl", "mail", "mailx", "sendmail", "mutt", "s-nail", "msmtp", "dig", "nslookup",
     "host", "drill",
-];
+]);
 
 pub(super) fn quote(inv: &Invocation) -> String {
     Quoted(inv).to_string()
@@ -288,7 +288,7 @@ fn shutdown(inv: &Invocation, out: &mut Vec<Finding>) {
 }
 
 /// Programs [`firewall`] looks at.
-const FIREWALLS: &[&str] = &[
+const FIREWALLS: Names = Names::new(&[
     "iptables",
     "ip6tables",
     "iptables-legacy",
@@ -301,10 +301,10 @@ const FIREWALLS: &[&str] = &[
     "systemctl",
     "service",
     "netsh",
-];
+]);
 
 fn firewall(inv: &Invocation, out: &mut Vec<Finding>) {
-    if !listed(FIREWALLS, &inv.program) {
+    if !FIREWALLS.has(&inv.program) {
         return;
     }
     let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
@@ -414,7 +414,7 @@ fn secret_source(places: &Places<'_>, analysis: &Analysis, inv: &Invocation) -> 
 
 fn exfiltration(places: &Places<'_>, analysis: &Analysis, inv: &Invocation, out: &mut Vec<Finding>) {
     let socket = inv.writes.iter().any(|p| p.starts_with("/dev/tcp/") || p.starts_with("/dev/udp/"));
-    if !listed(NETWORK, &inv.program) && !socket && !inv.effects.contains(&Effect::Sends) {
+    if !NETWORK.has(&inv.program) && !socket && !inv.effects.contains(&Effect::Sends) {
         return;
     }
     if let Some(source) = secret_source(places, analysis, inv) {

@@ -13,7 +13,8 @@ use crate::prelude::*;
 use crate::shell::commands::{Arg, Invocation};
 
 /// Container engines whose `run` and `create` can hand a container the host.
-const CONTAINER_ENGINES: &[&str] = &["docker", "podman", "nerdctl"];
+const CONTAINER_ENGINES: crate::shell::programs::Names =
+    crate::shell::programs::Names::new(&["docker", "podman", "nerdctl"]);
 
 /// Host paths that give a container the host when mounted into it.
 const HOST_MOUNTS: &[&str] = &[
@@ -83,7 +84,7 @@ fn is_host_mount(source: &str) -> bool {
 
 /// Whether a `run`/`create` gives the container the host, and how.
 fn container_escape(program: &str, args: &[&str]) -> Option<&'static str> {
-    if !crate::shell::programs::listed(CONTAINER_ENGINES, program) {
+    if !CONTAINER_ENGINES.has(program) {
         return None;
     }
     // Global options (`-H tcp://…`, `--context x`) and `container` may come

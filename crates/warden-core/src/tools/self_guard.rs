@@ -42,7 +42,7 @@ pub const READ_ONLY_SUBCOMMANDS: &[&str] = &["check", "validate", "diagnostics",
 const GLOBAL_OPTIONS_WITH_VALUE: &[&str] = &["--component", "--cache-dir", "--log-level", "--memory-mib", "--cpu-ms"];
 
 /// Programs that open databases.
-pub const DATABASE_CLIENTS: &[&str] = &[
+pub const DATABASE_CLIENTS: crate::shell::programs::Names = crate::shell::programs::Names::new(&[
     "sqlite3",
     "sqlite",
     "sqlite3_analyzer",
@@ -57,7 +57,7 @@ pub const DATABASE_CLIENTS: &[&str] = &[
     "psql",
     "pg_dump",
     "mysql",
-];
+]);
 
 /// The host-declared glob a normalized path matches.
 pub fn protected_by<'a>(places: &Places<'a>, path: &str) -> Option<&'a str> {
@@ -190,7 +190,7 @@ fn admin_command(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Qu
 }
 
 fn database_client(places: &Places<'_>, inv: &Invocation, quoted: &super::exec::Quoted<'_>, out: &mut Vec<Finding>) {
-    let client = crate::shell::programs::listed(DATABASE_CLIENTS, &inv.program);
+    let client = DATABASE_CLIENTS.has(&inv.program);
     if !client && !is_interpreter(&inv.program) {
         return;
     }
