@@ -162,17 +162,7 @@ const COMMAND_FIRSTS: u128 = first_chars(COMMAND_WORDS);
 
 /// The set of the first characters of ASCII `words`, a bit each.
 const fn first_chars(words: &[&str]) -> u128 {
-    let mut set = 0u128;
-    let mut i = 0;
-    while i < words.len() {
-        if let Some(&b) = words[i].as_bytes().first()
-            && b < 128
-        {
-            set |= 1 << b;
-        }
-        i += 1;
-    }
-    set
+    super::programs::first_bytes(words)
 }
 
 /// Whether `c` is in a set made by [`first_chars`].

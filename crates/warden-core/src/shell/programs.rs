@@ -43,6 +43,22 @@ pub enum Table {
 
 static CLASSES: OnceBox<HashMap<&'static str, Class>> = OnceBox::new();
 
+/// The set of the ASCII bytes `words` start with, a bit each (a word
+/// starting with another byte, or empty, adds nothing).
+pub const fn first_bytes(words: &[&str]) -> u128 {
+    let mut set = 0u128;
+    let mut i = 0;
+    while i < words.len() {
+        if let Some(&b) = words[i].as_bytes().first()
+            && b < 128
+        {
+            set |= 1 << b;
+        }
+        i += 1;
+    }
+    set
+}
+
 /// A table of names with the set of the ASCII bytes its rows start with: a
 /// name that starts with another byte is answered with one test, not a
 /// scan of the rows (the tables the exec gate asks of every program).
@@ -54,17 +70,7 @@ pub struct Names {
 
 impl Names {
     pub const fn new(rows: &'static [&'static str]) -> Names {
-        let mut firsts = 0u128;
-        let mut i = 0;
-        while i < rows.len() {
-            if let Some(&b) = rows[i].as_bytes().first()
-                && b < 128
-            {
-                firsts |= 1 << b;
-            }
-            i += 1;
-        }
-        Names { rows, firsts }
+        Names { rows, firsts: first_bytes(rows) }
     }
 
     /// Whether a row is `name`: what [`listed`] answers of the rows.
