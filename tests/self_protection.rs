@@ -269,3 +269,26 @@ fn the_claude_code_hook_denies_self_attacks_with_their_rule() {
     let out = s.run_in_dir(&["hook", "claude-code"], &e);
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
 }
+
+#[test]
+fn with_a_home_set_the_warden_binary_judges_paths_from_a_working_directory_in_home_by_where_they_lead() {
+    // A working directory under the configured home is `~/project` once
+    // normalized; relative paths from it are joined, or walked when they
+    // climb, and each reaches the protected path it names.
+    let s = Setup::new(&json!({"tools": {"home": "/home/dev"}}));
+    let cwd = "/home/dev/project";
+    let cases = [
+        ("cat .env", "deny", "path.protected"),
+        ("cat ././/.env", "deny", "path.protected"),
+        ("cat ../.ssh/id_rsa", "deny", "path.protected"),
+        ("cd .. && cat .ssh/id_rsa", "deny", "path.protected"),
+        ("cat ~/project/../.aws/credentials", "deny", "path.protected"),
+        ("cat /home/dev/.ssh/id_rsa", "deny", "path.protected"),
+        ("cat src/../.env.example", "allow", "tools.allow"),
+        ("cat src/main.rs", "allow", "tools.allow"),
+    ];
+    for (command, decision, rule) in cases {
+        let v = check(&s, &bash(command, cwd));
+        assert_eq!(decided(&v), (decision.to_string(), rule.to_string()), "`{command}`: {}", v["reason"]);
+    }
+}

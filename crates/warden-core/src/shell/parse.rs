@@ -10,6 +10,7 @@
 //! costs time linear in its length times the depth bound.
 
 use super::ast::*;
+use super::programs::first_bytes;
 use super::text::Text;
 use super::{ErrorKind, MAX_DEPTH, ParseError};
 use crate::prelude::*;
@@ -158,14 +159,9 @@ const COMMAND_WORDS: &[&str] =
     &["{", "if", "while", "until", "for", "case", "function", "then", "elif", "else", "fi", "do", "done", "esac", "}"];
 
 /// The first characters of [`COMMAND_WORDS`]: a word that starts with no other is not one.
-const COMMAND_FIRSTS: u128 = first_chars(COMMAND_WORDS);
+const COMMAND_FIRSTS: u128 = first_bytes(COMMAND_WORDS);
 
-/// The set of the first characters of ASCII `words`, a bit each.
-const fn first_chars(words: &[&str]) -> u128 {
-    super::programs::first_bytes(words)
-}
-
-/// Whether `c` is in a set made by [`first_chars`].
+/// Whether `c` is in a set made by [`first_bytes`].
 #[inline]
 fn starts_one(set: u128, c: char) -> bool {
     (c as u32) < 128 && set & (1 << (c as u32)) != 0
@@ -416,10 +412,10 @@ impl<'a> Parser<'a> {
     /// Which of `candidates` the bare word at the current position is, if
     /// any: [`Self::peek_bare`] compared to each, without building it.
     fn peek_keyword<'w>(&self, candidates: &[&'w str]) -> Option<&'w str> {
-        self.peek_keyword_in(candidates, first_chars(candidates))
+        self.peek_keyword_in(candidates, first_bytes(candidates))
     }
 
-    /// [`Self::peek_keyword`], with the candidates' first characters known ([`first_chars`]).
+    /// [`Self::peek_keyword`], with the candidates' first characters known ([`first_bytes`]).
     fn peek_keyword_in<'w>(&self, candidates: &[&'w str], firsts: u128) -> Option<&'w str> {
         // The bare run up to the next metacharacter, read once and only as
         // far as the longest candidate: no candidate holds a metacharacter.
