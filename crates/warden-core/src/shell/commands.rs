@@ -413,7 +413,11 @@ struct Walker<'c, 'a> {
 }
 
 fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
+    // Found by bytes: `/` is never part of another character in UTF-8.
+    match path.bytes().rposition(|b| b == b'/') {
+        Some(i) => path.get(i + 1..).unwrap_or(path),
+        None => path,
+    }
 }
 
 fn interpreter(program: &str) -> Option<&'static [&'static str]> {
@@ -1203,7 +1207,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 None => self.foreign_script(&mut inv, script.as_ref(), &state_for),
             }
-        } else if let Some(t) = argv.first().and_then(Arg::known).filter(|t| t.contains('/')) {
+        } else if let Some(t) = argv.first().and_then(Arg::known).filter(|t| t.as_bytes().contains(&b'/')) {
             let path = self.normalize(t, &state_for);
             // A script this command wrote, run by its path: judged by what it holds.
             if let Some(text) = written_text(&self.files, &path) {

@@ -85,7 +85,8 @@ pub fn parse(text: &str) -> Result<Script, ParseError> {
 
 /// Parses a script found inside another one, `depth` levels down.
 pub(crate) fn parse_at_depth(text: &str, depth: usize) -> Result<Script, ParseError> {
-    let chars = text.chars().count();
+    // A text of at most `MAX_INPUT_CHARS` bytes has at most as many characters: counted only when longer.
+    let chars = if text.len() > MAX_INPUT_CHARS { text.chars().count() } else { 0 };
     if chars > MAX_INPUT_CHARS {
         return Err(ParseError {
             kind: ErrorKind::TooLong,

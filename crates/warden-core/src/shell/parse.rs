@@ -10,7 +10,7 @@
 //! costs time linear in its length times the depth bound.
 
 use super::ast::*;
-use super::programs::first_bytes;
+use super::programs::{first_bytes, in_first_bytes};
 use super::text::Text;
 use super::{ErrorKind, MAX_DEPTH, ParseError};
 use crate::prelude::*;
@@ -164,7 +164,7 @@ const COMMAND_FIRSTS: u128 = first_bytes(COMMAND_WORDS);
 /// Whether `c` is in a set made by [`first_bytes`].
 #[inline]
 fn starts_one(set: u128, c: char) -> bool {
-    (c as u32) < 128 && set & (1 << (c as u32)) != 0
+    in_first_bytes(set, c as u32)
 }
 
 #[inline]
@@ -412,7 +412,12 @@ impl<'a> Parser<'a> {
     /// Which of `candidates` the bare word at the current position is, if
     /// any: [`Self::peek_bare`] compared to each, without building it.
     fn peek_keyword<'w>(&self, candidates: &[&'w str]) -> Option<&'w str> {
-        self.peek_keyword_in(candidates, first_bytes(candidates))
+        // A few candidates: their first bytes compared directly, no set built.
+        let first = self.peek()?;
+        if !candidates.iter().any(|k| k.as_bytes().first().is_some_and(|&b| char::from(b) == first)) {
+            return None;
+        }
+        self.keyword_at(candidates, first)
     }
 
     /// [`Self::peek_keyword`], with the candidates' first characters known ([`first_bytes`]).
@@ -424,6 +429,12 @@ impl<'a> Parser<'a> {
         if !starts_one(firsts, first) {
             return None;
         }
+        self.keyword_at(candidates, first)
+    }
+
+    /// Which of `candidates` the bare word starting with `first` at the
+    /// current position is, if any.
+    fn keyword_at<'w>(&self, candidates: &[&'w str], first: char) -> Option<&'w str> {
         let starts = |k: &str| k.as_bytes().first().is_some_and(|&b| char::from(b) == first);
         let longest = candidates.iter().map(|k| k.len()).max()?;
         let mut end = self.pos;

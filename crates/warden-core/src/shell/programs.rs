@@ -59,6 +59,18 @@ pub const fn first_bytes(words: &[&str]) -> u128 {
     set
 }
 
+/// Whether the ASCII byte `b` is in a set made by [`first_bytes`]. Read as
+/// two 64-bit halves: a shift of a `u128` by a variable amount is a call of
+/// its own on `wasm32`.
+#[inline]
+pub fn in_first_bytes(set: u128, b: u32) -> bool {
+    match b {
+        0..64 => (set as u64) >> b & 1 != 0,
+        64..128 => ((set >> 64) as u64) >> (b - 64) & 1 != 0,
+        _ => false,
+    }
+}
+
 /// A table of names with the set of the ASCII bytes its rows start with: a
 /// name that starts with another byte is answered with one test, not a
 /// scan of the rows (the tables the exec gate asks of every program).
@@ -77,7 +89,7 @@ impl Names {
     pub fn has(&self, name: &str) -> bool {
         match name.as_bytes().first() {
             // No row starts with this ASCII byte (rows starting otherwise are still scanned).
-            Some(&b) if b < 128 && self.firsts & (1 << b) == 0 => false,
+            Some(&b) if b < 128 && !in_first_bytes(self.firsts, u32::from(b)) => false,
             _ => listed(self.rows, name),
         }
     }
@@ -218,6 +230,17 @@ mod tests {
         for (i, (name, ..)) in secrets::SECRET_COMMANDS.iter().enumerate() {
             let rows = Class::of(name).secret_commands();
             assert!(rows.iter().all(|r| r.0 == *name), "`{name}` (row {i}) has rows of other programs between its own");
+        }
+    }
+
+    #[test]
+    fn a_byte_is_in_a_first_byte_set_exactly_when_its_bit_is_set() {
+        let sets = [0, 1, u128::MAX, 1 << 63, 1 << 64, 1 << 127, first_bytes(&["curl", "~x", "{", "\u{7f}", "é"])];
+        for set in sets {
+            for b in 0..300u32 {
+                let expected = b < 128 && (set >> b) & 1 == 1;
+                assert_eq!(in_first_bytes(set, b), expected, "byte {b} in {set:#x}");
+            }
         }
     }
 

@@ -549,6 +549,25 @@ fn configured_taxonomy_and_schemas_change_what_is_checked() {
 }
 
 #[test]
+fn max_length_counts_characters_not_bytes_on_either_side_of_the_limit() {
+    let env = Env::new();
+    let w = warden(json!({"tools": {
+        "inputs": [{"tool": "note", "fields": [{"name": "text", "type": "string", "maxLength": 5}]}]
+    }}));
+    // Five characters in ten bytes: within the limit.
+    let v = w.check_tool_call(&env.ports(), &call("note", json!({"text": "ééééé"})));
+    assert_eq!(decided(&v), (Decision::Allow, rules::ALLOW));
+    // Six characters in twelve bytes, and six in six: over it, counted in characters.
+    for text in ["éééééé", "abcdef"] {
+        let v = w.check_tool_call(&env.ports(), &call("note", json!({ "text": text })));
+        assert_eq!(decided(&v), (Decision::Deny, rules::INPUT_TOO_LONG), "{text}");
+        assert!(v.reason.contains("is 6 characters long; at most 5"), "{}", v.reason);
+    }
+    let v = w.check_tool_call(&env.ports(), &call("note", json!({"text": "abcde"})));
+    assert_eq!(decided(&v), (Decision::Allow, rules::ALLOW));
+}
+
+#[test]
 fn a_configured_home_lets_absolute_paths_match_home_globs() {
     let env = Env::new();
     let w = warden(json!({"tools": {"home": "/srv/agent"}}));

@@ -201,7 +201,10 @@ pub fn check(schema: Option<&InputSchema>, entry: Option<&ToolEntry>, tool: &str
                 format!("`{tool}` argument `{}` must be a {}.", rule.name, kind.name()),
             ));
         }
-        if let (Some(max), Some(text)) = (rule.max_length, value.as_str()) {
+        // A text of at most `max` bytes has at most `max` characters: counted only when longer.
+        if let (Some(max), Some(text)) = (rule.max_length, value.as_str())
+            && text.len() as u64 > max
+        {
             let chars = text.chars().count() as u64;
             if chars > max {
                 return Some((
