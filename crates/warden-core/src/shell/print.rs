@@ -27,7 +27,7 @@ pub fn simple(simple: &Simple) -> String {
 /// it held and reusing its buffer.
 pub fn simple_into(out: &mut String, simple: &Simple) {
     out.clear();
-    let mut p = Printer { out: core::mem::take(out), pending: Vec::new() };
+    let mut p = Printer { out: core::mem::take(out), ..Printer::default() };
     p.simple(simple);
     *out = p.out;
 }
@@ -43,6 +43,10 @@ pub fn word(word: &Word) -> String {
 struct Printer<'a> {
     out: String,
     pending: Vec<&'a HereDoc>,
+    /// Here-documents of the commands around a substitution being printed,
+    /// still waiting for their bodies. A newline inside the substitution
+    /// ends them too, as the parser reads it: their bodies come first.
+    inherited: Vec<&'a HereDoc>,
 }
 
 impl<'a> Printer<'a> {
@@ -56,7 +60,9 @@ impl<'a> Printer<'a> {
                 self.out.push_str(if item.background { " " } else { "; " });
             } else {
                 self.out.push('\n');
-                for doc in core::mem::take(&mut self.pending) {
+                let mut waiting = core::mem::take(&mut self.inherited);
+                waiting.append(&mut self.pending);
+                for doc in waiting {
                     let mut body = Printer::default();
                     if doc.quoted {
                         for part in &doc.body {
@@ -325,9 +331,16 @@ impl<'a> Printer<'a> {
 
     fn substitution(&mut self, open: &str, script: &'a Script) {
         self.out.push_str(open);
-        let mut inner = Printer::default();
+        let own = self.pending.len();
+        let mut inherited = core::mem::take(&mut self.inherited);
+        inherited.append(&mut self.pending);
+        let mut inner = Printer { inherited, ..Printer::default() };
         inner.script(script);
         self.out.push_str(&inner.out);
+        // A newline inside wrote every waiting body; else they all still wait, in order.
+        let mut waiting = inner.inherited;
+        self.pending = waiting.split_off(waiting.len().saturating_sub(own));
+        self.inherited = waiting;
         self.out.push(')');
     }
 }

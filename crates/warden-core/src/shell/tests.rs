@@ -39,6 +39,26 @@ fn common_agent_commands_parse_and_print_back() {
 }
 
 #[test]
+fn a_here_document_inside_a_substitution_prints_after_the_ones_around_it_that_the_same_newline_ends() {
+    // The parser reads every waiting body at the first newline, inside a
+    // substitution too: the outer command's bodies come first.
+    let cases = [
+        ("''<<if&&{$(<<[[)", "'' << if && {$( << [[\nif\n[[\n)"),
+        ("cat <<A && echo $(cat <<B\na\nA\nb\nB\n)", "cat << A && echo $( cat << B\na\nA\nb\nB\n)"),
+        // Redirections print after the words, so here the substitutions' bodies come first.
+        (
+            "cat <<A $(cat <<B $(cat <<C\na\nA\nb\nB\nc\nC\n)\n)",
+            "cat $( cat $( cat << C\nc\nC\n) << B\nb\nB\n) << A\na\nA\n",
+        ),
+        // With no here-document of its own, a substitution leaves the outer bodies waiting.
+        ("cat <<A && echo $(echo hi)\na\nA", "cat << A && echo $( echo hi; )\na\nA\n"),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(roundtrip(text), expected, "{text:?}");
+    }
+}
+
+#[test]
 fn printing_is_canonical_across_spellings() {
     let same = [
         ("rm -r -f /", "rm  -r   -f\t/"),
