@@ -357,24 +357,17 @@ impl<'a> Parser<'a> {
         for doc in pending {
             let mut text = String::new();
             while !self.eof() {
-                let start = self.pos;
-                while self.peek().is_some_and(|c| c != '\n') {
-                    self.pos += 1;
-                }
-                let end = self.pos;
-                if self.peek() == Some('\n') {
-                    self.pos += 1;
-                }
-                let mut from = start;
                 if doc.strip_tabs {
-                    while from < end && self.chars.get(from) == Some('\t') {
-                        from += 1;
+                    while self.peek() == Some('\t') {
+                        self.pos += 1;
                     }
                 }
-                if self.chars.spells(from, end, &doc.delimiter) {
+                let line = text.len();
+                self.body_line(&mut text, !doc.quoted);
+                if text[line..] == *doc.delimiter {
+                    text.truncate(line);
                     break;
                 }
-                text.push_str(&self.chars.text(from, end));
                 text.push('\n');
             }
             let body = if doc.quoted {
@@ -388,6 +381,31 @@ impl<'a> Parser<'a> {
             };
             if let Some(slot) = doc.slot.checked_sub(1).and_then(|i| self.bodies.get_mut(i)) {
                 *slot = body;
+            }
+        }
+    }
+
+    /// Reads one line of a here-document body into `text`, consuming its
+    /// newline. In an unquoted body a backslash before a newline joins the
+    /// next line to this one, as the shell reads it: the delimiter is looked
+    /// for in the joined line. A backslash before any other character keeps
+    /// both (`\\` at the end of a line escapes the backslash, not the
+    /// newline), and one at the end of the text is dropped.
+    fn body_line(&mut self, text: &mut String, joins: bool) {
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match c {
+                '\n' => return,
+                '\\' if joins => match self.peek() {
+                    Some('\n') => self.pos += 1,
+                    Some(next) => {
+                        self.pos += 1;
+                        text.push('\\');
+                        text.push(next);
+                    }
+                    None => {}
+                },
+                c => text.push(c),
             }
         }
     }

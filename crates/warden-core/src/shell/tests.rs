@@ -59,6 +59,29 @@ fn a_here_document_inside_a_substitution_prints_after_the_ones_around_it_that_th
 }
 
 #[test]
+fn a_backslash_newline_in_an_unquoted_here_document_body_joins_the_lines_before_the_delimiter_is_looked_for() {
+    // Each pair spells the same script: the shell joins the lines first.
+    let same = [
+        ("bash <<E\nrm -rf \\\n/\nE", "bash <<E\nrm -rf /\nE"),
+        // The first `E` is joined to the line before it, so it does not end the body.
+        ("cat <<E\nx\\\nE\ny\nE", "cat <<E\nxE\ny\nE"),
+        ("cat <<-E\n\tx\\\n\ty\n\tE", "cat <<E\nx\ty\nE"),
+        ("cat <<E\n$\\\nHOME\nE", "cat <<E\n$HOME\nE"),
+        // A backslash at the end of the text continues nothing.
+        ("$<<if\n$\\", "$<<if\n$"),
+    ];
+    for (joined, plain) in same {
+        assert_eq!(parse(joined), parse(plain), "{joined:?}");
+        roundtrip(joined);
+    }
+    // An escaped backslash, a quoted delimiter: the newline stays, and so does the line.
+    let kept = [("cat <<E\nx\\\\\nE", "cat << E\nx\\\\\nE\n"), ("cat <<'E'\nx\\\nE", "cat << 'E'\nx\\\nE\n")];
+    for (text, expected) in kept {
+        assert_eq!(roundtrip(text), expected, "{text:?}");
+    }
+}
+
+#[test]
 fn printing_is_canonical_across_spellings() {
     let same = [
         ("rm -r -f /", "rm  -r   -f\t/"),

@@ -678,6 +678,24 @@ const CONTINUATIONS: &[Row] = &[
     ),
     ("a line continuation inside a command name joins it", "r\\\nm -rf /", Decision::Deny, "exec.recursive-delete"),
     ("a continued look-alike stays harmless", "x=ls; $\\\nx -la", Decision::Allow, "tools.allow"),
+    (
+        "a line continuation in a here-document body joins the command bash reads from it",
+        "bash <<E\nrm -rf \\\n/\nE",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "a delimiter joined to the line before it leaves the commands after it in the body bash reads",
+        "bash <<E\necho \\\nE\nrm -rf ~\nE",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "a delimiter joined to the line before it leaves the lines after it in the body written to a file",
+        "cat > notes.txt <<E\nsee \\\nE\nrm -rf /\nE",
+        Decision::Allow,
+        "tools.allow",
+    ),
 ];
 
 #[test]
