@@ -124,6 +124,25 @@ fn must_pass_bypasses_are_denied_by_their_rule_and_look_alikes_are_allowed() {
 }
 
 #[test]
+fn the_warden_binary_joins_a_continued_line_of_a_here_document_body_before_it_looks_for_the_delimiter() {
+    // `warden check tool` as a subprocess: the body is judged as the shell reads it.
+    let s = warden_tests::setup::Setup::new(&json!({}));
+    let cases = [
+        ("bash <<E\nrm -rf \\\n/\nE", "deny", "exec.recursive-delete"),
+        // The first `E` is joined to `echo `, so `rm -rf ~` is still in the body bash runs.
+        ("bash <<E\necho \\\nE\nrm -rf ~\nE", "deny", "exec.recursive-delete"),
+        // The same body written to a file runs nothing.
+        ("cat > notes.txt <<E\nsee \\\nE\nrm -rf /\nE", "allow", "tools.allow"),
+    ];
+    for (command, decision, rule) in cases {
+        let request = json!({"toolName": "Bash", "arguments": {"command": command}, "sessionId": SESSION, "cwd": "/ws", "nowMs": T0});
+        let v = s.check_tool(&request);
+        let got = (v["decision"].as_str().unwrap_or("?"), v["rule"].as_str().unwrap_or("?"));
+        assert_eq!(got, (decision, rule), "{command:?}: {}", v["reason"]);
+    }
+}
+
+#[test]
 fn a_remembered_answer_survives_a_host_restart_on_the_same_sqlite_file() {
     let db = TempDb::new();
     let always = r#"{"tools": {"askTools": ["deploy"], "rules": {"tools.ask-tool": {"scope": "always"}}}}"#;

@@ -60,9 +60,7 @@ impl<'a> Printer<'a> {
                 self.out.push_str(if item.background { " " } else { "; " });
             } else {
                 self.out.push('\n');
-                let mut waiting = core::mem::take(&mut self.inherited);
-                waiting.append(&mut self.pending);
-                for doc in waiting {
+                for doc in self.take_waiting() {
                     let mut body = Printer::default();
                     if doc.quoted {
                         for part in &doc.body {
@@ -80,6 +78,14 @@ impl<'a> Printer<'a> {
                 }
             }
         }
+    }
+
+    /// Every here-document waiting for its body, the outer ones first: what
+    /// the next newline ends, in the order the parser reads the bodies.
+    fn take_waiting(&mut self) -> Vec<&'a HereDoc> {
+        let mut waiting = core::mem::take(&mut self.inherited);
+        waiting.append(&mut self.pending);
+        waiting
     }
 
     fn here_body(&mut self, parts: &'a [Part]) {
@@ -332,9 +338,7 @@ impl<'a> Printer<'a> {
     fn substitution(&mut self, open: &str, script: &'a Script) {
         self.out.push_str(open);
         let own = self.pending.len();
-        let mut inherited = core::mem::take(&mut self.inherited);
-        inherited.append(&mut self.pending);
-        let mut inner = Printer { inherited, ..Printer::default() };
+        let mut inner = Printer { inherited: self.take_waiting(), ..Printer::default() };
         inner.script(script);
         self.out.push_str(&inner.out);
         // A newline inside wrote every waiting body; else they all still wait, in order.
