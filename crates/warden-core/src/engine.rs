@@ -174,13 +174,13 @@ impl Warden {
         agent: Option<&str>,
         now_ms: u64,
     ) -> Result<Vec<crate::profile::Summary>, PolicyError> {
-        crate::profile::show(&self.config.profile, &self.host.secret, ports.storage, agent, now_ms)
+        crate::profile::show(&self.config.profile, &self.host.mac, ports.storage, agent, now_ms)
             .map_err(|e| PolicyError::Storage(format!("profiles could not be read ({e})")))
     }
 
     /// Forgets one agent's profile, or every profile; returns how many.
     pub fn profile_reset(&self, ports: &Ports<'_>, agent: Option<&str>) -> Result<u32, PolicyError> {
-        crate::profile::reset(&self.host.secret, ports.storage, agent)
+        crate::profile::reset(&self.host.mac, ports.storage, agent)
             .map_err(|e| PolicyError::Storage(format!("profiles could not be removed ({e})")))
     }
 
@@ -308,7 +308,7 @@ impl Warden {
             .flatten();
         *risk = crate::risk::before_call(
             &self.config.risk,
-            &self.host.secret,
+            &self.host.mac,
             ports.storage,
             call,
             entry,

@@ -115,6 +115,7 @@ impl HostContext {
     pub fn prepare(&self) -> Prepared {
         Prepared {
             secret: self.approval_secret.clone(),
+            mac: crate::digest::MacKey::new(&self.approval_secret),
             globs: compiled(with_home_aliases(self.databases.iter().chain(&self.protected_paths))),
             database_globs: compiled(with_home_aliases(self.databases.iter())),
             database_names: self
@@ -158,6 +159,8 @@ fn with_home_aliases<'a>(globs: impl Iterator<Item = &'a String>) -> Vec<String>
 pub struct Prepared {
     /// The approval secret; empty when the host declared none.
     pub secret: Vec<u8>,
+    /// The approval secret as a key to MAC with (the keyed hashes of the optional sections).
+    pub mac: crate::digest::MacKey,
     /// Every protected glob, databases included, compiled and indexed.
     pub globs: paths::GlobSet,
     /// The globs of Warden's database files, compiled and indexed.

@@ -8,7 +8,7 @@
 //! fixed one: the chain still shows accidental damage, but anyone can forge
 //! it; `verify` says so (`keyed: false`).
 
-use crate::digest::{canonical_json, hex, hmac};
+use crate::digest::{MacKey, hex, hmac};
 use crate::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -19,10 +19,11 @@ const UNKEYED_LABEL: &[u8] = b"warden/audit/chain-key/v1/unkeyed";
 /// The `prev` of the first entry ever written.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-/// The key the chain is hashed under.
+/// The key the chain is hashed under, ready to MAC with, and its tag.
 #[derive(Clone)]
 pub struct AuditKey {
-    key: [u8; 32],
+    mac: MacKey,
+    tag: String,
     keyed: bool,
 }
 
@@ -41,11 +42,14 @@ impl Default for AuditKey {
 impl AuditKey {
     /// The key under the host's approval secret (empty: none declared).
     pub fn derive(secret: &[u8]) -> AuditKey {
-        if secret.is_empty() {
-            AuditKey { key: Sha256::digest(UNKEYED_LABEL).into(), keyed: false }
+        let (key, keyed): ([u8; 32], bool) = if secret.is_empty() {
+            (Sha256::digest(UNKEYED_LABEL).into(), false)
         } else {
-            AuditKey { key: hmac(secret, &[KEYED_LABEL]), keyed: true }
-        }
+            (hmac(secret, &[KEYED_LABEL]), true)
+        };
+        let mac = MacKey::new(&key);
+        let tag = hex(&mac.mac(&[b"tag"])).get(..16).unwrap_or_default().to_string();
+        AuditKey { mac, tag, keyed }
     }
 
     /// Whether the key comes from a secret.
@@ -55,22 +59,29 @@ impl AuditKey {
 
     /// A short tag of the key, stored with each record so a record of
     /// another key is named as such.
-    pub fn tag(&self) -> String {
-        hex(&hmac(&self.key, &[b"tag"])).get(..16).unwrap_or_default().to_string()
+    pub fn tag(&self) -> &str {
+        &self.tag
     }
 
     /// The keyed digest of one input (32 hex digits), under a label saying what it is.
     pub fn digest(&self, label: &str, bytes: &[u8]) -> String {
-        hex(&hmac(&self.key, &[b"input", label.as_bytes(), bytes])).get(..32).unwrap_or_default().to_string()
+        hex(&self.mac.mac(&[b"input", label.as_bytes(), bytes])).get(..32).unwrap_or_default().to_string()
     }
 
     /// The hash of a record: its canonical JSON without `field`, under a label of its kind.
     pub fn seal(&self, label: &str, value: &serde_json::Value, field: &str) -> String {
         let mut value = value.clone();
+        self.seal_in_place(label, &mut value, field)
+    }
+
+    /// [`AuditKey::seal`] of `value`, which is left without `field`.
+    fn seal_in_place(&self, label: &str, value: &mut serde_json::Value, field: &str) -> String {
         if let Some(map) = value.as_object_mut() {
             map.remove(field);
         }
-        hex(&hmac(&self.key, &[b"seal", label.as_bytes(), &canonical_json(&value)]))
+        // A `Value`'s objects are sorted maps, so its JSON is its canonical JSON.
+        let canonical = serde_json::to_vec(value).unwrap_or_default();
+        hex(&self.mac.mac(&[b"seal", label.as_bytes(), &canonical]))
     }
 }
 
@@ -176,7 +187,7 @@ pub struct Floor {
 /// Seals a record: its JSON with `field` set to its keyed hash.
 pub fn sealed<T: Serialize>(key: &AuditKey, label: &str, record: &T, field: &str) -> serde_json::Value {
     let mut value = serde_json::to_value(record).unwrap_or_default();
-    let seal = key.seal(label, &value, field);
+    let seal = key.seal_in_place(label, &mut value, field);
     if let Some(map) = value.as_object_mut() {
         map.insert(field.into(), serde_json::Value::String(seal));
     }

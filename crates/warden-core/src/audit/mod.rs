@@ -203,7 +203,7 @@ pub fn append(
         let mut entry = draft.entry.clone();
         entry.seq = seq;
         entry.prev = prev;
-        entry.key = key.tag();
+        entry.key = key.tag().into();
         entry.policy_version = policy_version.into();
         entry.unrecorded_before = unrecorded_before;
         let value = chain::sealed(key, ENTRY_LABEL, &entry, "hash");
@@ -211,7 +211,7 @@ pub fn append(
         let bytes = serde_json::to_vec(&value).map_err(|e| StorageError::Other(format!("audit entry: {e}")))?;
         let mut writes = vec![Write::put(NAMESPACE, &entry_key(seq), bytes, Condition::Absent)];
 
-        let mut head = Head { seq, hash, floor, oldest_at_ms: oldest, key: key.tag(), mac: String::new() };
+        let mut head = Head { seq, hash, floor, oldest_at_ms: oldest, key: key.tag().into(), mac: String::new() };
         let kept_after = seq.saturating_sub(floor).saturating_add(1);
         let over_count = kept_after > config.max_entries;
         let over_age = read.is_some() && now.saturating_sub(oldest) > config.max_age_ms();
@@ -304,7 +304,7 @@ fn prune(
         writes.push(Write::remove(NAMESPACE, k, Condition::Version(*version)));
     }
     head.floor = floor_seq;
-    let floor = Floor { seq: floor_seq, prev: floor_prev, key: key.tag(), mac: String::new() };
+    let floor = Floor { seq: floor_seq, prev: floor_prev, key: key.tag().into(), mac: String::new() };
     let floor = chain::sealed(key, FLOOR_LABEL, &floor, "mac");
     writes.push(store::json_write(NAMESPACE, FLOOR_KEY, &floor, Condition::Any)?);
     Ok(())

@@ -277,3 +277,45 @@ fn an_entry_left_below_the_floor_is_removed_and_pruning_goes_on() {
     assert!(report.checked <= 17, "pruning went on: {report:?}");
     assert!(entries(&env).len() <= 17);
 }
+
+/// The stored record at `key`, as JSON.
+fn stored(env: &Env, key: &str) -> Value {
+    let entry = env.storage.get(NAMESPACE, key).ok().flatten().map(|e| e.value).unwrap_or_default();
+    serde_json::from_slice(&entry).unwrap_or_default()
+}
+
+#[test]
+fn every_hash_of_the_trail_is_the_plain_hmac_of_its_canonical_json_under_the_key_derived_from_the_secret() {
+    use crate::digest::{canonical_json, hex, hmac};
+    let env = Env::new();
+    let w = warden(json!({"tools": {}, "audit": {"maxEntries": 16}}), Some(7));
+    for i in 1..=17 {
+        w.check_tool_call(&env.ports(), &read(i));
+    }
+    // The chain's format, spelled out: a key derived from the secret, MACs of labelled parts.
+    let key = hmac(&[7; crate::host::MIN_SECRET_BYTES], &[b"warden/audit/chain-key/v1"]);
+    let tag = hex(&hmac(&key, &[b"tag"]))[..16].to_string();
+    let seal = |label: &str, record: &Value, field: &str| {
+        let mut rest = record.clone();
+        rest.as_object_mut().map(|m| m.remove(field));
+        hex(&hmac(&key, &[b"seal", label.as_bytes(), &canonical_json(&rest)]))
+    };
+    let head = stored(&env, HEAD_KEY);
+    assert_eq!((head["seq"].as_u64(), head["floor"].as_u64()), (Some(17), Some(2)), "{head}");
+    assert_eq!(head["key"], tag.as_str());
+    assert_eq!(head["mac"], seal(HEAD_LABEL, &head, "mac").as_str());
+    let floor = stored(&env, FLOOR_KEY);
+    assert_eq!(floor["mac"], seal(FLOOR_LABEL, &floor, "mac").as_str());
+    let session = hex(&hmac(&key, &[b"input", b"session", b"s1"]))[..32].to_string();
+    for seq in 16..=17 {
+        let entry = stored(&env, &entry_key(seq));
+        assert_eq!(entry["seq"].as_u64(), Some(seq));
+        assert_eq!(entry["key"], tag.as_str());
+        assert_eq!(entry["session"], session.as_str());
+        let arguments = json!({"path": format!("/tmp/{seq}")}).to_string();
+        let digest = hex(&hmac(&key, &[b"input", b"arguments", arguments.as_bytes()]))[..32].to_string();
+        assert_eq!(entry["inputs"]["arguments"], digest.as_str());
+        assert_eq!(entry["hash"], seal(ENTRY_LABEL, &entry, "hash").as_str());
+    }
+    assert_eq!(stored(&env, &entry_key(17))["prev"], stored(&env, &entry_key(16))["hash"]);
+}

@@ -16,7 +16,7 @@
 //! Layout, namespace [`NAMESPACE`]: `meta` (the salt), `s/<session digest>`
 //! (one record per session), `always` (values approved for every session).
 
-use crate::digest::{hex, hmac, sha256_hex};
+use crate::digest::{MacKey, hex, hmac, sha256_hex};
 use crate::ports::{Condition, Storage, StorageError};
 use crate::prelude::*;
 use crate::store;
@@ -74,7 +74,7 @@ impl Source {
 /// The key values are hashed under.
 #[derive(Clone)]
 pub struct FlowKey {
-    key: [u8; 32],
+    key: MacKey,
 }
 
 impl core::fmt::Debug for FlowKey {
@@ -93,18 +93,18 @@ impl FlowKey {
         } else {
             hmac(secret, &[KEYED_LABEL, salt.as_bytes()])
         };
-        FlowKey { key }
+        FlowKey { key: MacKey::new(&key) }
     }
 
     /// A short tag of the key, stored with each record so a record of
     /// another key is recognized.
     pub fn tag(&self) -> String {
-        hex(&hmac(&self.key, &[b"tag"])).get(..16).unwrap_or_default().to_string()
+        hex(&self.key.mac(&[b"tag"])).get(..16).unwrap_or_default().to_string()
     }
 
     /// The keyed hash of a canonical value.
     pub fn value(&self, canonical: &str) -> String {
-        hex(&hmac(&self.key, &[b"value", canonical.as_bytes()])).get(..32).unwrap_or_default().to_string()
+        hex(&self.key.mac(&[b"value", canonical.as_bytes()])).get(..32).unwrap_or_default().to_string()
     }
 
     /// The keyed hash of who a turn came from: provider and sender.
@@ -112,7 +112,7 @@ impl FlowKey {
         let provider = identity.provider.as_deref().unwrap_or_default().trim().to_ascii_lowercase();
         let sender = identity.sender_id.as_deref().unwrap_or_default().trim();
         let parts: [&[u8]; 3] = [b"identity", provider.as_bytes(), sender.as_bytes()];
-        hex(&hmac(&self.key, &parts)).get(..16).unwrap_or_default().to_string()
+        hex(&self.key.mac(&parts)).get(..16).unwrap_or_default().to_string()
     }
 }
 

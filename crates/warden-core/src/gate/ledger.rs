@@ -38,7 +38,7 @@
 //! rotate, restore the old secret or start a new ledger by clearing the
 //! `gate` namespace, which drops every consent and opt-out.
 
-use crate::digest::{hex, hmac, sha256_hex};
+use crate::digest::{MacKey, hex, hmac, sha256_hex};
 use crate::model::LedgerEntry;
 use crate::ports::{BatchError, Condition, Storage, StorageError, Write};
 use crate::prelude::*;
@@ -123,7 +123,7 @@ struct Meta {
 /// The ledger's key, for hashing recipients, bodies and threads.
 #[derive(Clone)]
 pub struct LedgerKey {
-    key: [u8; 32],
+    key: MacKey,
 }
 
 impl core::fmt::Debug for LedgerKey {
@@ -143,27 +143,27 @@ impl LedgerKey {
                 h.finalize().into()
             }
         };
-        LedgerKey { key }
+        LedgerKey { key: MacKey::new(&key) }
     }
 
     fn check_value(&self) -> String {
-        hex(&hmac(&self.key, &[b"key-check"]))
+        hex(&self.key.mac(&[b"key-check"]))
     }
 
     /// Keyed hash of a recipient, the same on every channel.
     pub fn recipient(&self, recipient: &str) -> String {
-        hex(&hmac(&self.key, &[b"recipient", recipient.as_bytes()]))
+        hex(&self.key.mac(&[b"recipient", recipient.as_bytes()]))
     }
 
     /// Keyed hash of a message body.
     pub fn body(&self, body: &[u8]) -> String {
-        hex(&hmac(&self.key, &[b"body", body]))
+        hex(&self.key.mac(&[b"body", body]))
     }
 
     /// Keyed hash of a thread ID, for storage keys of bounded length.
     pub fn thread(&self, thread: Option<&str>) -> String {
         match thread {
-            Some(t) => hex(&hmac(&self.key, &[b"thread", t.as_bytes()])),
+            Some(t) => hex(&self.key.mac(&[b"thread", t.as_bytes()])),
             None => "-".to_string(),
         }
     }

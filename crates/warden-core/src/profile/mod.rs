@@ -21,6 +21,7 @@ mod tests;
 
 pub use config::ProfileConfig;
 
+use crate::digest::MacKey;
 use crate::model::{Signal, ToolCall};
 use crate::ports::Storage;
 use crate::prelude::*;
@@ -115,12 +116,12 @@ pub fn agent_name(agent: Option<&str>) -> &str {
 
 /// The storage key of an agent's profile: a keyed hash of its name, so the
 /// database does not say which agents exist to someone without the secret.
-pub fn agent_key(secret: &[u8], agent: Option<&str>) -> String {
+pub fn agent_key(secret: &MacKey, agent: Option<&str>) -> String {
     keyed(secret, "agent", agent_name(agent))
 }
 
-fn keyed(secret: &[u8], what: &str, value: &str) -> String {
-    let mac = crate::digest::hmac(secret, &[b"profile", what.as_bytes(), value.as_bytes()]);
+fn keyed(secret: &MacKey, what: &str, value: &str) -> String {
+    let mac = secret.mac(&[b"profile", what.as_bytes(), value.as_bytes()]);
     crate::digest::hex(mac.get(..12).unwrap_or(&mac))
 }
 
@@ -232,7 +233,7 @@ pub struct Observed {
 }
 
 impl Observed {
-    pub fn of(secret: &[u8], call: &ToolCall, entry: Option<&ToolEntry>, args: &Value) -> Observed {
+    pub fn of(secret: &MacKey, call: &ToolCall, entry: Option<&ToolEntry>, args: &Value) -> Observed {
         Observed {
             tool: keyed(secret, "tool", &call.tool_name),
             kind: entry.map_or(Kind::Other, |e| e.kind),
@@ -335,7 +336,7 @@ pub fn record(profile: &mut Profile, config: &ProfileConfig, now: u64, seen: &Ob
 pub fn judge_step(
     config: &ProfileConfig,
     ports: &crate::ports::Ports<'_>,
-    secret: &[u8],
+    secret: &MacKey,
     call: &ToolCall,
     entry: Option<&ToolEntry>,
     args: &Value,
@@ -385,7 +386,7 @@ pub fn judge_step(
 pub fn learn(
     config: &ProfileConfig,
     storage: &dyn Storage,
-    secret: &[u8],
+    secret: &MacKey,
     call: &ToolCall,
     entry: Option<&ToolEntry>,
     args: &Value,
@@ -451,7 +452,7 @@ fn unavailable(e: &crate::ports::StorageError) -> Signal {
 /// profile when `agent` is `None` (at most [`MAX_SHOWN`], by name).
 pub fn show(
     config: &ProfileConfig,
-    secret: &[u8],
+    secret: &MacKey,
     storage: &dyn Storage,
     agent: Option<&str>,
     now: u64,
@@ -475,7 +476,7 @@ pub fn show(
 }
 
 /// Removes one agent's profile, or every profile; returns how many were removed.
-pub fn reset(secret: &[u8], storage: &dyn Storage, agent: Option<&str>) -> Result<u32, crate::ports::StorageError> {
+pub fn reset(secret: &MacKey, storage: &dyn Storage, agent: Option<&str>) -> Result<u32, crate::ports::StorageError> {
     let mut removed = 0u32;
     if let Some(a) = agent {
         if storage.delete(NAMESPACE, &agent_key(secret, Some(a)), crate::ports::Condition::Any)? {

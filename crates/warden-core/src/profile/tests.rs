@@ -221,7 +221,16 @@ fn an_unreadable_profile_is_a_signal_and_decides_nothing() {
     let p = env.ports();
     let mut signals = Vec::new();
     let c = fetch("https://exfil.example/", T0 + 5);
-    let v = judge_step(&w.config().profile, &p, b"k", &c, None, &json!({}), &mut signals, |_| None);
+    let v = judge_step(
+        &w.config().profile,
+        &p,
+        &crate::digest::MacKey::new(b"k"),
+        &c,
+        None,
+        &json!({}),
+        &mut signals,
+        |_| None,
+    );
     assert!(v.is_none());
     assert_eq!(signals.first().map(|s| s.name.as_str()), Some(rules::UNAVAILABLE));
 }
@@ -233,7 +242,7 @@ fn the_host_list_is_bounded_at_max_hosts_oldest_first() {
     for i in 0..3u64 {
         w.check_tool_call(&env.ports(), &fetch(&format!("https://h{i}.example/"), T0 + i));
     }
-    let key = agent_key(&secret(), None);
+    let key = agent_key(&crate::digest::MacKey::new(&secret()), None);
     let at = |env: &Env| crate::store::get_json::<Profile>(&env.storage, NAMESPACE, &key).unwrap().unwrap().0;
     assert_eq!(at(&env).hosts.len(), 3, "exactly at the bound");
     w.check_tool_call(&env.ports(), &fetch("https://h3.example/", T0 + 3));

@@ -28,6 +28,7 @@ mod tests;
 
 pub use config::RiskConfig;
 
+use crate::digest::MacKey;
 use crate::model::{Decision, Mode, Signal, ToolCall, Verdict};
 use crate::ports::{Storage, StorageError};
 use crate::prelude::*;
@@ -116,8 +117,8 @@ pub struct Pending {
     now_ms: u64,
 }
 
-fn keyed(secret: &[u8], what: &str, value: &[u8]) -> String {
-    let mac = crate::digest::hmac(secret, &[b"risk", what.as_bytes(), value]);
+fn keyed(secret: &MacKey, what: &str, value: &[u8]) -> String {
+    let mac = secret.mac(&[b"risk", what.as_bytes(), value]);
     crate::digest::hex(mac.get(..12).unwrap_or(&mac))
 }
 
@@ -153,7 +154,7 @@ fn program(command: &str, parsed: Option<&Parsed<'_>>) -> String {
 /// A call as one step: kind (4 bits), network (1 bit), targets (8 bits) and
 /// a 32-bit keyed hash of what runs (`parsed`: the exec gate's parse, see [`program`]).
 pub fn step(
-    secret: &[u8],
+    secret: &MacKey,
     call: &ToolCall,
     entry: Option<&ToolEntry>,
     args: &Value,
@@ -175,28 +176,28 @@ pub fn step(
     } else {
         call.tool_name.to_lowercase()
     };
-    let mac = crate::digest::hmac(secret, &[b"risk", b"runs", runs.as_bytes()]);
+    let mac = secret.mac(&[b"risk", b"runs", runs.as_bytes()]);
     let runs = u64::from(u32::from_be_bytes([mac[0], mac[1], mac[2], mac[3]]));
     let kind = Kind::ALL.iter().position(|(_, k)| *k == kind).unwrap_or(0) as u64 & 0xf;
     (kind << 41) | (u64::from(network) << 40) | (u64::from(targets) << 32) | runs
 }
 
 /// The keyed hash of the pattern made of `steps`.
-fn pattern_hash(secret: &[u8], steps: &[u64]) -> String {
+fn pattern_hash(secret: &MacKey, steps: &[u64]) -> String {
     let bytes: Vec<u8> = steps.iter().flat_map(|s| s.to_be_bytes()).collect();
     keyed(secret, "pattern", &bytes)
 }
 
 /// The slot of the patterns that end with `steps`' last two steps, one of `maxPatterns`.
-fn slot_key(config: &RiskConfig, secret: &[u8], steps: &[u64]) -> String {
+fn slot_key(config: &RiskConfig, secret: &MacKey, steps: &[u64]) -> String {
     let tail = steps.get(steps.len().saturating_sub(MIN_STEPS)..).unwrap_or(steps);
     let bytes: Vec<u8> = tail.iter().flat_map(|s| s.to_be_bytes()).collect();
-    let mac = crate::digest::hmac(secret, &[b"risk", b"slot", &bytes]);
+    let mac = secret.mac(&[b"risk", b"slot", &bytes]);
     let n = u64::from_be_bytes([mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], mac[6], mac[7]]);
     format!("p:{}", n % config.max_patterns.max(1))
 }
 
-fn session_key(secret: &[u8], session: &str) -> String {
+fn session_key(secret: &MacKey, session: &str) -> String {
     format!("s:{}", keyed(secret, "session", session.as_bytes()))
 }
 
@@ -208,7 +209,7 @@ fn unavailable(e: &StorageError) -> Signal {
 /// this call would complete (two reads), and asks when it recurs.
 pub fn before_call(
     config: &RiskConfig,
-    secret: &[u8],
+    secret: &MacKey,
     storage: &dyn Storage,
     call: &ToolCall,
     entry: Option<&ToolEntry>,

@@ -177,7 +177,7 @@ fn an_unavailable_store_is_a_signal_and_the_judge_still_decides() {
     env.storage.fail_with(StorageError::Unavailable("down".into()));
     let mut pending = before_call(
         &w.config().risk,
-        &crate::test_support::host_context().approval_secret,
+        &crate::digest::MacKey::new(&crate::test_support::host_context().approval_secret),
         &env.storage,
         &bash(DOWNLOAD, "s3", T0 + 20),
         None,

@@ -439,7 +439,7 @@ fn evaluate(
     if let Some(s) = saved.filter(|s| s.allow) {
         match memory::consume(ports.storage, &s) {
             Ok(true) => {
-                crate::profile::learn(profile, ports.storage, &host.secret, call, entry, args, &mut signals);
+                crate::profile::learn(profile, ports.storage, &host.mac, call, entry, args, &mut signals);
                 let mut v = Verdict::allow(
                     rules::MEMORY_ALLOW,
                     format!("A person allowed this exact call before (scope `{}`).", s.scope.as_str()),
@@ -535,7 +535,7 @@ fn evaluate(
     }
 
     // 9. Agent profile: a call outside the agent's baseline.
-    if let Some(v) = crate::profile::judge_step(profile, ports, &host.secret, call, entry, args, &mut signals, |f| {
+    if let Some(v) = crate::profile::judge_step(profile, ports, &host.mac, call, entry, args, &mut signals, |f| {
         decide(config, &asked, f, &mut Vec::new())
     }) {
         return v;
