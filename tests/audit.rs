@@ -521,3 +521,71 @@ fn replay_marks_a_decision_made_by_a_remembered_answer_as_stateful() {
         "{report}"
     );
 }
+
+/// Copies `tests/fixtures/earlier-records` into a fresh folder: a database an
+/// earlier `warden` wrote, its key file (mode 0600, as `warden` requires) and
+/// the configuration it ran with.
+fn earlier_records() -> Trail {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/earlier-records");
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(fixture.join("config.json")).expect("the fixture's configuration"))
+            .expect("JSON");
+    let t = Trail::new(&config);
+    let db = t.db.path();
+    let key = db.with_extension("db.key");
+    for (from, to) in [("warden.db", &db), ("warden.db.key", &key)] {
+        std::fs::copy(fixture.join(from), to).expect("copy the fixture");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o600)).expect("chmod 0600");
+        }
+    }
+    t
+}
+
+/// The earlier `warden` (commit 52b7ca8) wrote the fixture with its
+/// configuration: three `git status` tool calls at 1700043200001..3, an opt-out
+/// of +15550100 and an SMS consent of +15550111 (`warden gate`), and three
+/// outbound checks (opted out, routine, no consent). Each of these records is
+/// found by a keyed hash of the host's secret, so a change to how a key or a
+/// MAC is computed would lose them: the opt-out would no longer stop a message.
+#[test]
+fn records_an_earlier_warden_wrote_keep_their_meaning_the_chain_the_opt_out_the_consent_and_the_profile() {
+    const T: u64 = 1_700_043_200_000;
+    let t = earlier_records();
+    let (code, report, stderr) = t.verify();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        (report["ok"].as_bool(), report["checked"].as_u64(), report["keyed"].as_bool()),
+        (Some(true), Some(6), Some(true))
+    );
+
+    let outbound = |to: &str| {
+        let request = json!({"channel": "sms", "recipient": to, "body": "Reminder: your appointment is tomorrow.", "nowMs": T + 20});
+        let out = t.run(&["--replay", "check", "outbound"], &request.to_string());
+        assert_eq!(out.code, 0, "check outbound: {}", out.stderr);
+        let verdict: Value = serde_json::from_str(&out.stdout).expect("a verdict");
+        (
+            verdict["decision"].as_str().unwrap_or_default().to_string(),
+            verdict["rule"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    assert_eq!(outbound("+15550100"), ("deny".to_string(), "gate.opted-out".to_string()), "the opt-out holds");
+    assert_eq!(outbound("+15550111"), ("allow".to_string(), "gate.routine".to_string()), "the consent holds");
+    let verdict = t.tool("exec", json!({"command": "git status"}), Some(T + 21));
+    assert_eq!((verdict["decision"].as_str(), verdict["rule"].as_str()), (Some("allow"), Some("tools.allow")));
+
+    // The new entries continue the earlier chain, and the profile keeps counting.
+    let (code, report, stderr) = t.verify();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        (report["ok"].as_bool(), report["checked"].as_u64(), report["headSeq"].as_u64()),
+        (Some(true), Some(9), Some(9))
+    );
+    let out = t.run(&["profile", "show"], "");
+    assert_eq!(out.code, 0, "profile show: {}", out.stderr);
+    let profiles: Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(profiles["profiles"][0]["agent"], "default");
+    assert_eq!(profiles["profiles"][0]["calls"], 4, "three earlier calls and this one: {profiles}");
+}
