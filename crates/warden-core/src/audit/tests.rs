@@ -286,19 +286,27 @@ fn stored(env: &Env, key: &str) -> Value {
 
 #[test]
 fn every_hash_of_the_trail_is_the_plain_hmac_of_its_canonical_json_under_the_key_derived_from_the_secret() {
+    use sha2::Digest;
+    // The chain's format, spelled out: a key derived from the secret (a fixed one without), MACs of labelled parts.
+    let keyed = crate::digest::hmac(&[7; crate::host::MIN_SECRET_BYTES], &[b"warden/audit/chain-key/v1"]);
+    let unkeyed: [u8; 32] = sha2::Sha256::digest(b"warden/audit/chain-key/v1/unkeyed").into();
+    for (secret, key) in [(Some(7), keyed), (None, unkeyed)] {
+        trail_hashes_are_plain_hmacs_under(secret, &key);
+    }
+}
+
+fn trail_hashes_are_plain_hmacs_under(secret: Option<u8>, key: &[u8]) {
     use crate::digest::{canonical_json, hex, hmac};
     let env = Env::new();
-    let w = warden(json!({"tools": {}, "audit": {"maxEntries": 16}}), Some(7));
+    let w = warden(json!({"tools": {}, "audit": {"maxEntries": 16}}), secret);
     for i in 1..=17 {
         w.check_tool_call(&env.ports(), &read(i));
     }
-    // The chain's format, spelled out: a key derived from the secret, MACs of labelled parts.
-    let key = hmac(&[7; crate::host::MIN_SECRET_BYTES], &[b"warden/audit/chain-key/v1"]);
-    let tag = hex(&hmac(&key, &[b"tag"]))[..16].to_string();
+    let tag = hex(&hmac(key, &[b"tag"]))[..16].to_string();
     let seal = |label: &str, record: &Value, field: &str| {
         let mut rest = record.clone();
         rest.as_object_mut().map(|m| m.remove(field));
-        hex(&hmac(&key, &[b"seal", label.as_bytes(), &canonical_json(&rest)]))
+        hex(&hmac(key, &[b"seal", label.as_bytes(), &canonical_json(&rest)]))
     };
     let head = stored(&env, HEAD_KEY);
     assert_eq!((head["seq"].as_u64(), head["floor"].as_u64()), (Some(17), Some(2)), "{head}");
@@ -306,14 +314,14 @@ fn every_hash_of_the_trail_is_the_plain_hmac_of_its_canonical_json_under_the_key
     assert_eq!(head["mac"], seal(HEAD_LABEL, &head, "mac").as_str());
     let floor = stored(&env, FLOOR_KEY);
     assert_eq!(floor["mac"], seal(FLOOR_LABEL, &floor, "mac").as_str());
-    let session = hex(&hmac(&key, &[b"input", b"session", b"s1"]))[..32].to_string();
+    let session = hex(&hmac(key, &[b"input", b"session", b"s1"]))[..32].to_string();
     for seq in 16..=17 {
         let entry = stored(&env, &entry_key(seq));
         assert_eq!(entry["seq"].as_u64(), Some(seq));
         assert_eq!(entry["key"], tag.as_str());
         assert_eq!(entry["session"], session.as_str());
         let arguments = json!({"path": format!("/tmp/{seq}")}).to_string();
-        let digest = hex(&hmac(&key, &[b"input", b"arguments", arguments.as_bytes()]))[..32].to_string();
+        let digest = hex(&hmac(key, &[b"input", b"arguments", arguments.as_bytes()]))[..32].to_string();
         assert_eq!(entry["inputs"]["arguments"], digest.as_str());
         assert_eq!(entry["hash"], seal(ENTRY_LABEL, &entry, "hash").as_str());
     }
