@@ -71,10 +71,11 @@ impl Source {
     }
 }
 
-/// The key values are hashed under.
+/// The key values are hashed under, ready to MAC with, and its tag.
 #[derive(Clone)]
 pub struct FlowKey {
     key: MacKey,
+    tag: String,
 }
 
 impl core::fmt::Debug for FlowKey {
@@ -93,13 +94,15 @@ impl FlowKey {
         } else {
             hmac(secret, &[KEYED_LABEL, salt.as_bytes()])
         };
-        FlowKey { key: MacKey::new(&key) }
+        let key = MacKey::new(&key);
+        let tag = hex(&key.mac(&[b"tag"])).get(..16).unwrap_or_default().to_string();
+        FlowKey { key, tag }
     }
 
     /// A short tag of the key, stored with each record so a record of
     /// another key is recognized.
-    pub fn tag(&self) -> String {
-        hex(&self.key.mac(&[b"tag"])).get(..16).unwrap_or_default().to_string()
+    pub fn tag(&self) -> &str {
+        &self.tag
     }
 
     /// The keyed hash of a canonical value.
@@ -304,7 +307,7 @@ pub fn update_session(
     let mut out = Vec::new();
     store::update_json::<Session>(storage, NAMESPACE, &session_key(session), |current| {
         let mut s = current.filter(|s| s.key == tag).unwrap_or_default();
-        s.key = tag.clone();
+        s.key = tag.to_string();
         out.clear();
         match change {
             Change::Seen(values, source) => {
@@ -376,7 +379,7 @@ pub fn approve_always(
     let tag = key.tag();
     store::update_json::<Always>(storage, NAMESPACE, ALWAYS_KEY, |current| {
         let mut a = current.filter(|a| a.key == tag && a.version == version).unwrap_or_default();
-        a.key = tag.clone();
+        a.key = tag.to_string();
         a.version = version.to_string();
         for h in values {
             a.values.retain(|(v, _)| v != h);
