@@ -25,6 +25,8 @@ use crate::ports::{Condition, Ports, StorageError};
 use crate::prelude::*;
 use crate::tools::Finding;
 use crate::tools::taxonomy::Kind;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use once_cell::race::OnceBox;
 use serde::{Deserialize, Serialize};
 
 /// Storage namespace of the drift records.
@@ -456,18 +458,55 @@ pub fn call_text(call: &ToolCall) -> String {
 /// keys, cloud credentials, system credentials, crypto keys, exfiltration,
 /// privilege escalation, persistence), whatever the intent named.
 pub fn target_bits(text: &str) -> u8 {
+    match marks() {
+        // Every occurrence of every mark, overlapping ones included: a mark is
+        // found wherever `contains` would find it.
+        Some((automaton, category)) => automaton
+            .find_overlapping_iter(text)
+            .filter_map(|m| category.get(m.pattern().as_usize()))
+            .fold(0u8, |bits, &i| bits | target_bit(i)),
+        None => marked_one_by_one(text),
+    }
+}
+
+/// The bit of the `i`-th category of [`TARGETS`].
+fn target_bit(i: usize) -> u8 {
+    1u8 << (i as u32 % 8)
+}
+
+/// [`target_bits`] looking for each mark in turn: the reading the automaton
+/// must give, and what is used were it missing.
+fn marked_one_by_one(text: &str) -> u8 {
     TARGETS
         .iter()
         .enumerate()
         .filter(|(_, t)| t.marks.iter().any(|m| text.contains(m)))
-        .fold(0u8, |bits, (i, _)| bits | (1u8 << (i as u32 % 8)))
+        .fold(0u8, |bits, (i, _)| bits | target_bit(i))
+}
+
+/// Every mark of [`TARGETS`] in one automaton, with the category of each;
+/// built on first use, `None` if it could not be (a test builds it).
+static MARKS: OnceBox<Option<(AhoCorasick, Vec<usize>)>> = OnceBox::new();
+
+fn marks() -> Option<&'static (AhoCorasick, Vec<usize>)> {
+    MARKS
+        .get_or_init(|| {
+            let marks = TARGETS.iter().enumerate().flat_map(|(i, t)| t.marks.iter().map(move |m| (i, *m)));
+            let (category, patterns): (Vec<usize>, Vec<&str>) = marks.unzip();
+            let automaton = AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(patterns).ok();
+            Box::new(automaton.map(|a| (a, category)))
+        })
+        .as_ref()
 }
 
 fn score(config: &DriftConfig, key: &TopicKey, intent: &State, text: &str, kind: Kind) -> Report {
     let mut parts: Vec<(&'static str, u64, String)> = Vec::new();
+    let touched = target_bits(text);
     let targets: Vec<&str> = TARGETS
         .iter()
-        .filter(|t| t.marks.iter().any(|m| text.contains(m)))
+        .enumerate()
+        .filter(|(i, _)| touched & target_bit(*i) != 0)
+        .map(|(_, t)| t)
         .filter(|t| !t.named_by.iter().any(|w| intent.named.contains(&hash(key, w))))
         .map(|t| t.category)
         .collect();
@@ -518,4 +557,50 @@ fn score(config: &DriftConfig, key: &TopicKey, intent: &State, text: &str, kind:
         ));
     }
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Texts made of marks, pieces of marks and their neighbours, so marks
+    /// overlap, touch, and stop one character short.
+    fn marked_text() -> impl Strategy<Value = String> {
+        let marks: Vec<&'static str> = TARGETS.iter().flat_map(|t| t.marks.iter().copied()).collect();
+        let piece = prop_oneof![
+            proptest::sample::select(marks.clone()).prop_map(String::from),
+            (proptest::sample::select(marks), 0usize..12)
+                .prop_map(|(m, cut)| m.get(..cut.min(m.len())).unwrap_or(m).to_string()),
+            proptest::sample::select(vec![" ", "/", ".", "@", "|", "-", "s", "ssh", "etc", "sudo", "é", "\u{3000}"])
+                .prop_map(String::from),
+            "[a-z./ |@-]{0,6}",
+        ];
+        proptest::collection::vec(piece, 0..10).prop_map(|parts| parts.concat())
+    }
+
+    #[test]
+    fn the_marks_automaton_is_built_and_finds_every_category_by_each_of_its_marks() {
+        assert!(marks().is_some(), "the automaton of target marks could not be built");
+        for (i, target) in TARGETS.iter().enumerate() {
+            for mark in target.marks {
+                let text = format!("exec {{\"command\":\"x {mark} y\"}}");
+                assert_eq!(target_bits(&text) & target_bit(i), target_bit(i), "`{mark}` ({})", target.category);
+            }
+        }
+        assert_eq!(target_bits("exec {\"command\":\"git status\"}"), 0);
+        // Marks that overlap both count: `/etc/sudoers` (system credentials) and `setcap `
+        // (privilege escalation) share `set` here; a search that resumed after the first would miss the second.
+        let both = target_bits("/etc/sudoersetcap ");
+        assert_eq!(both, target_bit(2) | target_bit(5), "{both:#010b}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::fuzz::cases(4000)))]
+
+        #[test]
+        fn one_pass_of_the_automaton_finds_the_targets_looking_for_each_mark_finds(text in marked_text()) {
+            prop_assert_eq!(target_bits(&text), marked_one_by_one(&text), "{:?}", text);
+        }
+    }
 }
