@@ -217,6 +217,7 @@ fn engine() -> anyhow::Result<&'static Engine> {
     let engine = ENGINE.get_or_init(|| {
         let mut config = Config::new();
         config.epoch_interruption(true);
+        config.profiler(profiler(std::env::var_os(PROFILER_VAR).as_deref())?);
         let engine = Engine::new(&config).map_err(|e| format!("{e:#}"))?;
         let ticker = engine.clone();
         std::thread::Builder::new()
@@ -231,6 +232,23 @@ fn engine() -> anyhow::Result<&'static Engine> {
         Ok(engine)
     });
     engine.as_ref().map_err(|e| anyhow!("{e}"))
+}
+
+/// The variable that names the guest's functions to a profiler: `perfmap`
+/// writes `/tmp/perf-PID.map` as the guest is loaded, which `perf report`
+/// and `cargo xtask instructions` read. Unset or empty, nothing is written.
+pub const PROFILER_VAR: &str = "WARDEN_PROFILER";
+
+/// The profiler `WARDEN_PROFILER` asks for; any other value is an error, not
+/// a run without the map someone asked for.
+fn profiler(value: Option<&std::ffi::OsStr>) -> Result<wasmtime::ProfilingStrategy, String> {
+    match value.map(|v| v.to_str()) {
+        None | Some(Some("")) => Ok(wasmtime::ProfilingStrategy::None),
+        Some(Some("perfmap")) => Ok(wasmtime::ProfilingStrategy::PerfMap),
+        Some(other) => {
+            Err(format!("{PROFILER_VAR} is `{}`; it takes `perfmap` (or nothing)", other.unwrap_or("(not UTF-8)")))
+        }
+    }
 }
 
 /// The default cache folder: `$WARDEN_CACHE_DIR`, else `$XDG_CACHE_HOME/warden`, else `~/.cache/warden`.
@@ -737,5 +755,23 @@ fn fail_closed(error: &str, what: &str) -> Verdict {
         approval_key: None,
         observed: None,
         signals: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::profiler;
+    use std::ffi::OsStr;
+    use wasmtime::ProfilingStrategy;
+
+    #[test]
+    fn the_profiler_variable_writes_a_perf_map_only_when_it_says_perfmap_and_refuses_anything_else() {
+        assert!(matches!(profiler(None), Ok(ProfilingStrategy::None)));
+        assert!(matches!(profiler(Some(OsStr::new(""))), Ok(ProfilingStrategy::None)));
+        assert!(matches!(profiler(Some(OsStr::new("perfmap"))), Ok(ProfilingStrategy::PerfMap)));
+        for wrong in ["PerfMap", "jitdump", "1", " perfmap"] {
+            let error = profiler(Some(OsStr::new(wrong))).err().unwrap_or_default();
+            assert!(error.contains(&format!("`{wrong}`")) && error.contains("`perfmap`"), "{wrong}: {error}");
+        }
     }
 }

@@ -17,6 +17,12 @@
 //! the run; a wrong verdict does (the numbers would be for another decision).
 //!
 //! `cargo bench -p warden-tests --bench suite -- [--quick] [--out DIR] [--python PY] [--criterion DIR]`
+//!
+//! With `--calls CASE WAY N [--component FILE]` it measures nothing: it makes
+//! one per-call case's check (`typical`, `path-heavy`, `typical, risk on`,
+//! ...) N times one way (`native`, `component+memory`, `component+sqlite`),
+//! optionally through the component in FILE, and exits. `cargo xtask
+//! instructions` runs it under callgrind to count what one check executes.
 
 // A benchmark harness, not library code: a wrong setup should stop it loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -69,6 +75,10 @@ struct Args {
     baselines: Vec<PathBuf>,
     /// Only load-test `warden serve`, the current binary and the baseline in turn.
     serve_only: bool,
+    /// Only make one case's check N times one way (see the module's text).
+    calls: Option<(String, String, usize)>,
+    /// The component `--calls` runs, instead of the one embedded in the host.
+    component: Option<PathBuf>,
 }
 
 fn args() -> Args {
@@ -81,6 +91,8 @@ fn args() -> Args {
         criterion: None,
         baselines: Vec::new(),
         serve_only: false,
+        calls: None,
+        component: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -91,6 +103,14 @@ fn args() -> Args {
             "--criterion" => a.criterion = it.next().map(PathBuf::from),
             "--baseline-warden" => a.baselines.extend(it.next().map(PathBuf::from)),
             "--serve-only" => a.serve_only = true,
+            "--calls" => {
+                let (case, way, n) = (it.next(), it.next(), it.next().and_then(|n| n.parse().ok()));
+                match (case, way, n) {
+                    (Some(case), Some(way), Some(n)) => a.calls = Some((case, way, n)),
+                    _ => panic!("--calls takes a case, a way and a count: --calls typical native 100"),
+                }
+            }
+            "--component" => a.component = it.next().map(PathBuf::from),
             // `cargo bench` adds `--bench`; anything else is ignored too.
             _ => {}
         }
@@ -237,8 +257,16 @@ fn native_call(c: &ToolCall) -> warden_core::model::ToolCall {
 }
 
 fn runtime_on(storage: Arc<dyn Storage>, config: &str, pool: usize) -> Runtime {
+    runtime_of(None, storage, config, pool)
+}
+
+/// [`runtime_on`] with the component in `component` when given.
+fn runtime_of(component: Option<&Path>, storage: Arc<dyn Storage>, config: &str, pool: usize) -> Runtime {
     let log = CapturedLog::default();
     let mut opts = options(storage, &log);
+    if let Some(file) = component {
+        opts.component = warden_host::ComponentSource::File(file.to_path_buf());
+    }
     opts.host = Some(binary_context());
     opts.limits = Limits { pool, ..Limits::default() };
     Runtime::new(opts, config).unwrap_or_else(|e| panic!("runtime did not start: {e}"))
@@ -417,12 +445,49 @@ const CHECKS_ON: &[(&str, &str)] = &[
     ("typical, audit on", r#"{"audit": {"maxEntries": 10000}}"#),
 ];
 
+/// The per-call cases: name, configuration and shell command.
+fn per_call_cases() -> Vec<(&'static str, &'static str, &'static str)> {
+    let calls = [("typical", "{}", TYPICAL), ("path-heavy", "{}", PATH_HEAVY)];
+    let with_checks = CHECKS_ON.iter().map(|(name, config)| (*name, *config, TYPICAL));
+    calls.into_iter().chain(with_checks).collect()
+}
+
+/// `--calls`: one case's check made `n` times one way, after one checked call.
+fn calls_only(case: &str, way: &str, n: usize, component: Option<&Path>) {
+    let cases = per_call_cases();
+    let Some(&(_, config, command)) = cases.iter().find(|(name, _, _)| *name == case) else {
+        let names: Vec<&str> = cases.iter().map(|c| c.0).collect();
+        panic!("no per-call case `{case}`; the cases are {names:?}");
+    };
+    let c = shell(command);
+    let native_call = native_call(&c);
+    let db = tempfile::tempdir().expect("a temporary folder");
+    let check: Box<dyn Fn() -> (String, String)> = match way {
+        "native" => {
+            let native = Native::new(config);
+            Box::new(move || native.check(&native_call))
+        }
+        "component+memory" | "component+sqlite" => {
+            let storage: Arc<dyn Storage> = if way == "component+memory" {
+                Arc::new(MemoryStorage::default())
+            } else {
+                Arc::new(SqliteStorage::open(db.path().join("warden.db")).expect("open SQLite"))
+            };
+            let rt = runtime_of(component, storage, config, 1);
+            Box::new(move || component_decision(&rt, &c))
+        }
+        other => panic!("no way `{other}`; the ways are {:?}", Ways::NAMES),
+    };
+    assert_eq!(check(), ("allow".to_string(), "tools.allow".to_string()), "{case} {way}");
+    for _ in 0..n {
+        std::hint::black_box(check());
+    }
+}
+
 fn per_call(plan: &Plan) -> (Value, Vec<(String, String, Stats)>) {
     let mut out = serde_json::Map::new();
     let mut flat = Vec::new();
-    let calls = [("typical", "{}", TYPICAL), ("path-heavy", "{}", PATH_HEAVY)];
-    let with_checks = CHECKS_ON.iter().map(|(name, config)| (*name, *config, TYPICAL));
-    for (name, config, command) in calls.into_iter().chain(with_checks) {
+    for (name, config, command) in per_call_cases() {
         let ways = Ways::new(config);
         let c = shell(command);
         let n = native_call(&c);
@@ -911,6 +976,10 @@ fn target(what: &str, target: String, measured: f64, unit: &str, met: bool) -> T
 
 fn main() {
     let a = args();
+    if let Some((case, way, n)) = &a.calls {
+        calls_only(case, way, *n, a.component.as_deref());
+        return;
+    }
     let plan = Plan::new(a.quick);
     std::fs::create_dir_all(&a.out).expect("the output folder");
     let started = Instant::now();

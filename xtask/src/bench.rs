@@ -105,7 +105,14 @@ pub fn smoke() -> Result<()> {
     let mut suite = cargo();
     suite.args(["bench", "--bench", "suite", "--", "--quick", "--out"]);
     suite.arg(&out);
-    run("benchmark smoke run (quick, timing never fails it)", suite)
+    run("benchmark smoke run (quick, timing never fails it)", suite)?;
+    // The mode `cargo xtask instructions` runs under callgrind, run plainly.
+    for way in ["native", "component+memory"] {
+        let mut calls = cargo();
+        calls.args(["bench", "--bench", "suite", "--", "--calls", "typical", way, "3"]);
+        run(&format!("the suite's `--calls` mode ({way})"), calls)?;
+    }
+    Ok(())
 }
 
 /// The venv's python with the pinned toolkit installed, creating it if needed.

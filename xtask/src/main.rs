@@ -4,11 +4,13 @@
 //! - `cargo xtask test`: install the guest target if missing, check formatting and
 //!   lints (host and guest), run every test.
 //! - `cargo xtask bench`: the performance figures of the README (see [`bench`]).
+//! - `cargo xtask instructions`: what one check executes, counted by callgrind (see [`instructions`]).
 //! - `cargo xtask completions`, `cargo xtask man`: shell completions and the man page (see [`docs`]).
 //! - `cargo xtask package`: the plugins, ready to install (see [`package`]).
 
 mod bench;
 mod docs;
+mod instructions;
 mod package;
 
 use anyhow::{Context, Result, bail};
@@ -30,17 +32,21 @@ fn task() -> Result<()> {
         Some("demo") => demo(&args[1..]),
         Some("test") => test(),
         Some("bench") => bench::bench(&args[1..]),
+        Some("instructions") => instructions::instructions(&args[1..]),
         Some("setup") => ensure_guest_target(),
         Some("schema") => write_schema(),
         Some("completions") => docs::completions(&args[1..]),
         Some("man") => docs::man(&args[1..]),
         Some("package") => package::package(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <demo|test|bench|setup|schema|completions|man|package>");
+            eprintln!("usage: cargo xtask <demo|test|bench|instructions|setup|schema|completions|man|package>");
             eprintln!("  demo   build and run `warden demo`");
             eprintln!("  test   check formatting and lints, then run every test");
             eprintln!(
                 "  bench  measure; write target/warden-bench/summary.json and summary.md (--quick, --no-toolkit)"
+            );
+            eprintln!(
+                "  instructions  count what one check executes under callgrind (--case NAME, --way WAY, --top N)"
             );
             eprintln!("  setup  install the {GUEST_TARGET} target if it is missing");
             eprintln!("  schema rewrite schema/warden.schema.json from the configuration types");
