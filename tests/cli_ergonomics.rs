@@ -396,3 +396,43 @@ fn hash_values_reads_the_values_from_input_file_exactly_as_from_stdin() {
     assert_eq!(from_file.stdout, from_stdin.stdout);
     assert!(!from_file.stdout.is_empty());
 }
+
+#[test]
+fn warden_profiler_perfmap_writes_the_guests_perf_map_and_any_other_value_stops_the_command_with_its_name() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let config = dir.path().join("config.json");
+    std::fs::write(&config, "{}").expect("write config");
+    let db = dir.path().join("warden.db");
+    let (config, db) = (config.display().to_string(), db.display().to_string());
+    let call = r#"{"toolName": "exec", "arguments": {"command": "git status"}, "sessionId": "s1"}"#;
+    let run = |profiler: &str| {
+        let mut command = warden_command(&["check", "tool", "--config", &config, "--db", &db]);
+        command.env("WARDEN_PROFILER", profiler).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().expect("warden starts");
+        let pid = child.id();
+        if let Some(mut input) = child.stdin.take() {
+            let _ = input.write_all(call.as_bytes());
+        }
+        let out = child.wait_with_output().expect("warden runs");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (pid, out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    };
+
+    let (pid, code, stdout, stderr) = run("perfmap");
+    let map = PathBuf::from(format!("/tmp/perf-{pid}.map"));
+    let written = std::fs::read_to_string(&map).unwrap_or_default();
+    let _ = std::fs::remove_file(&map);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("\"tools.allow\""), "{stdout}");
+    assert!(
+        written.lines().any(|l| l.contains("wasm[0]::function[")),
+        "no guest function in {}: {written:.300}",
+        map.display()
+    );
+
+    let (pid, code, stdout, stderr) = run("jitdump");
+    assert!(!PathBuf::from(format!("/tmp/perf-{pid}.map")).exists());
+    assert_ne!(code, 0, "{stdout}");
+    assert!(stderr.contains("WARDEN_PROFILER is `jitdump`; it takes `perfmap`"), "{stderr}");
+    assert!(!stdout.contains("\"decision\""), "{stdout}");
+}
