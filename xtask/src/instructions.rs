@@ -124,7 +124,7 @@ fn named_guest() -> Result<PathBuf> {
     let target_dir = root().join("target/guest-names");
     let mut cmd = cargo();
     cmd.args(["build", "--release", "--locked", "--package", "warden-component", "--target", crate::GUEST_TARGET])
-        .args(["--config", GUEST_LTO])
+        .args(["--config", guest_build::GUEST_LTO])
         .arg("--target-dir")
         .arg(&target_dir)
         .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\u{1f}"));
@@ -134,9 +134,6 @@ fn named_guest() -> Result<PathBuf> {
     run("the guest with its function names (target/guest-names)", cmd)?;
     Ok(target_dir.join(crate::GUEST_TARGET).join("release/warden_component.wasm"))
 }
-
-/// The link-time optimisation `crates/guest-build` gives the shipped guest.
-const GUEST_LTO: &str = "profile.release.lto = \"fat\"";
 
 /// The guest's `rustflags` from `.cargo/config.toml` without the stripping
 /// of symbols: the same code, with its function names.
@@ -193,10 +190,11 @@ fn count(suite: &Path, guest: &Path, case: &str, way: &str, n: u64, runs: &Path)
     cmd.args(["--tool=callgrind", "--smc-check=all-non-file"])
         .arg(format!("--callgrind-out-file={}", file.display()))
         .arg(suite)
-        .args(["--calls", case, way, &n.to_string(), "--component"])
-        .arg(guest)
-        .env("WARDEN_PROFILER", "perfmap")
+        .args(["--calls", case, way, &n.to_string()])
         .current_dir(root());
+    if way != "native" {
+        cmd.arg("--component").arg(guest).env("WARDEN_PROFILER", "perfmap");
+    }
     let output = cmd.output().context("cannot start valgrind")?;
     if !output.status.success() {
         bail!("the run of `{case}` {way} under callgrind failed:\n{}", String::from_utf8_lossy(&output.stderr));

@@ -17,7 +17,8 @@ use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 use std::process::Command;
 
-const GUEST_TARGET: &str = "wasm32-wasip2";
+/// The guest target, as `crates/guest-build` builds it.
+const GUEST_TARGET: &str = guest_build::GUEST_TARGET;
 
 fn main() {
     if let Err(e) = task() {
