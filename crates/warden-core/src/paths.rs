@@ -84,31 +84,62 @@ impl Home {
 
     /// [`normalize`] with this home.
     pub fn normalize(&self, path: &str, cwd: Option<&str>) -> String {
+        normalized(path, cwd.map(Cwd::new).as_ref(), self.0.as_deref()).into_owned()
+    }
+
+    /// [`normalize`] with this home, in a working directory prepared once
+    /// for every path normalized in it.
+    pub fn normalize_in(&self, path: &str, cwd: Option<&Cwd<'_>>) -> String {
         normalized(path, cwd, self.0.as_deref()).into_owned()
     }
 }
 
-/// [`normalize`] with the home directory already normalized. A path that
-/// is already in normal form (absolute or under `~/`, without empty, `.` or
-/// `..` segments, not under `/proc`), or plain relative segments under such a
-/// working directory or under a plain one in home (`~/project`), is taken
-/// as it is instead of being walked segment by segment; both give what
-/// [`walked`] gives.
-fn normalized<'p>(path: &'p str, cwd: Option<&str>, home_normalized: Option<&str>) -> Cow<'p, str> {
-    let plain = if is_plain_absolute(path) || is_plain_home(path) {
-        Cow::Borrowed(path)
-    } else if let Some(base) = cwd.filter(|c| (is_plain_absolute(c) || is_plain_home(c)) && is_plain_relative(path, c))
-    {
-        let base = base.strip_suffix('/').unwrap_or(base);
-        let mut joined = String::with_capacity(base.len() + 1 + path.len());
-        joined.push_str(base);
-        joined.push('/');
-        joined.push_str(path);
-        Cow::Owned(joined)
-    } else {
-        return walked(path, cwd, home_normalized);
-    };
-    under_home(plain, home_normalized)
+/// A working directory as paths are resolved against it: its text, and how
+/// many segments it has when it is already in normal form (absolute or under
+/// `~/`, without empty, `.` or `..` segments, not under `/proc`), found once.
+#[derive(Debug, Clone, Copy)]
+pub struct Cwd<'a> {
+    text: &'a str,
+    plain: Option<usize>,
+}
+
+impl<'a> Cwd<'a> {
+    pub fn new(text: &'a str) -> Cwd<'a> {
+        Cwd { text, plain: Cwd::plain_segments_of(text) }
+    }
+
+    /// A working directory whose plainness was found before: `plain` is
+    /// what [`Cwd::plain_segments_of`] gave for `text`.
+    pub fn known(text: &'a str, plain: Option<usize>) -> Cwd<'a> {
+        Cwd { text, plain }
+    }
+
+    /// How many segments `text` has when it is in normal form, else `None`.
+    pub fn plain_segments_of(text: &str) -> Option<usize> {
+        if text == "/" || text == "~" {
+            return Some(0);
+        }
+        let body = text.strip_prefix('/').filter(|b| *b != "proc" && !b.starts_with("proc/"));
+        let body = body.or_else(|| text.strip_prefix("~/"))?;
+        (text.len() <= MAX_PATH_CHARS).then(|| plain_segments(body)).flatten().filter(|n| *n <= MAX_SEGMENTS)
+    }
+
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+}
+
+/// [`normalize`] with the home directory already normalized. A path without
+/// `..` segments that is absolute, under `~/`, or relative to a working
+/// directory in normal form is tidied (its empty and `.` segments dropped,
+/// joined to the working directory) instead of being walked segment by
+/// segment, and taken as it is when it is already in normal form; both give
+/// what [`walked`] gives.
+fn normalized<'p>(path: &'p str, cwd: Option<&Cwd<'_>>, home_normalized: Option<&str>) -> Cow<'p, str> {
+    match tidied(path, cwd) {
+        Some(tidy) => under_home(tidy, home_normalized),
+        None => walked(path, cwd.map(|c| c.text), home_normalized),
+    }
 }
 
 /// The segments of a path body, counted, when none is empty, `.` or `..`.
@@ -124,33 +155,78 @@ fn plain_segments(body: &str) -> Option<usize> {
 }
 
 /// Whether an absolute path is its own normal form, home aside.
+#[cfg(test)]
 fn is_plain_absolute(path: &str) -> bool {
-    let Some(body) = path.strip_prefix('/') else { return false };
-    if body.is_empty() {
-        return true;
+    path.starts_with('/') && Cwd::plain_segments_of(path).is_some()
+}
+
+/// A path body's segments other than empty and `.` ones: how many, the
+/// first, and whether every segment is one (nothing to drop); `None` when
+/// one is `..` (which only walking resolves).
+fn kept_segments(body: &str) -> Option<(usize, Option<&[u8]>, bool)> {
+    let (mut count, mut first, mut all) = (0, None, true);
+    for segment in body.as_bytes().split(|&b| b == b'/') {
+        match segment {
+            b"" | b"." => all = false,
+            b".." => return None,
+            s => {
+                first = first.or(Some(s));
+                count += 1;
+            }
+        }
     }
-    let under_proc = body == "proc" || body.starts_with("proc/");
-    path.len() <= MAX_PATH_CHARS && !under_proc && plain_segments(body).is_some_and(|n| n <= MAX_SEGMENTS)
+    Some((count, first, all))
 }
 
-/// Whether a home-rooted path is its own normal form (`~`, `~/a/b`): a
-/// working directory under home, as it is once normalized with a home.
-fn is_plain_home(path: &str) -> bool {
-    path == "~"
-        || path
-            .strip_prefix("~/")
-            .is_some_and(|body| path.len() <= MAX_PATH_CHARS && plain_segments(body).is_some_and(|n| n <= MAX_SEGMENTS))
+/// `root` (`"/"`, `"~"`, or a working directory in normal form) followed
+/// by the segments of `body` other than empty and `.` ones (`all`: every
+/// segment of a non-empty body is one).
+fn joined(root: &str, body: &str, all: bool) -> String {
+    let base = if root == "/" { "" } else { root };
+    let mut out = String::with_capacity(base.len() + body.len() + 1);
+    out.push_str(base);
+    if all && !body.is_empty() {
+        out.push('/');
+        out.push_str(body);
+    } else {
+        for segment in segments_in(body).filter(|s| *s != ".") {
+            out.push('/');
+            out.push_str(segment);
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
 }
 
-/// Whether a relative path joined to the plain absolute or home-rooted
-/// `base` is the normal form of the two.
-fn is_plain_relative(path: &str, base: &str) -> bool {
-    let base_segments = if base == "/" { 0 } else { base.bytes().filter(|&b| b == b'/').count() };
-    let under_proc = base == "/" && (path == "proc" || path.starts_with("proc/"));
-    !path.starts_with(['/', '~', '$'])
-        && !under_proc
-        && path.len() <= MAX_PATH_CHARS
-        && plain_segments(path).is_some_and(|n| n + base_segments <= MAX_SEGMENTS)
+/// What [`walked`] gives, home aside, for a path without `..` segments that
+/// is absolute (not under `/proc`), `~` or under `~/`, or relative to a
+/// working directory in normal form; borrowed when the path is its own
+/// normal form. `None` for any other path, which is walked.
+fn tidied<'p>(path: &'p str, cwd: Option<&Cwd<'_>>) -> Option<Cow<'p, str>> {
+    if path.len() > MAX_PATH_CHARS {
+        return None;
+    }
+    let (root, body, base_segments) = if let Some(body) = path.strip_prefix('/') {
+        ("/", body, None)
+    } else if path == "~" {
+        return Some(Cow::Borrowed(path));
+    } else if let Some(body) = path.strip_prefix("~/") {
+        ("~", body, None)
+    } else if path.starts_with(['~', '$']) {
+        return None;
+    } else {
+        let cwd = cwd?;
+        (cwd.text, path, Some(cwd.plain?))
+    };
+    let (kept, first, all) = kept_segments(body)?;
+    if kept + base_segments.unwrap_or(0) > MAX_SEGMENTS || (root == "/" && first == Some(b"proc")) {
+        return None;
+    }
+    // Its own normal form: not relative, and nothing to drop (`/` alone, or every segment kept).
+    let own = base_segments.is_none() && if body.is_empty() { root == "/" } else { all };
+    Some(if own { Cow::Borrowed(path) } else { Cow::Owned(joined(root, body, all)) })
 }
 
 /// A normalized path under the normalized home, rewritten to `~/...`.
@@ -358,6 +434,11 @@ pub struct SplitPath<'a> {
     home_first: Option<&'a str>,
 }
 
+/// The first non-empty segment of a path body.
+pub fn first_segment(text: &str) -> Option<&str> {
+    segments_in(text).next()
+}
+
 /// The non-empty segments of a path body.
 fn segments_in(text: &str) -> Segments<'_> {
     Segments { rest: text }
@@ -376,24 +457,29 @@ impl<'a> Iterator for Segments<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
-        let bytes = self.rest.as_bytes();
-        let start = bytes.iter().position(|&b| b != b'/').unwrap_or(bytes.len());
-        let len = bytes.get(start..).unwrap_or_default().iter().position(|&b| b == b'/');
-        let end = len.map_or(bytes.len(), |n| start + n);
-        let segment = self.rest.get(start..end).filter(|s| !s.is_empty());
-        self.rest = self.rest.get(end..).unwrap_or_default();
-        segment
+        let Some(start) = self.rest.bytes().position(|b| b != b'/') else {
+            self.rest = "";
+            return None;
+        };
+        let (_, rest) = self.rest.split_at_checked(start)?;
+        let len = rest.bytes().position(|b| b == b'/').unwrap_or(rest.len());
+        let (segment, rest) = rest.split_at_checked(len)?;
+        self.rest = rest;
+        Some(segment)
     }
 }
 
 impl<'a> DoubleEndedIterator for Segments<'a> {
     fn next_back(&mut self) -> Option<&'a str> {
-        let bytes = self.rest.as_bytes();
-        let end = bytes.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
-        let start = bytes.get(..end).unwrap_or_default().iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
-        let segment = self.rest.get(start..end).filter(|s| !s.is_empty());
-        self.rest = self.rest.get(..start).unwrap_or_default();
-        segment
+        let Some(last) = self.rest.bytes().rposition(|b| b != b'/') else {
+            self.rest = "";
+            return None;
+        };
+        let (rest, _) = self.rest.split_at_checked(last + 1)?;
+        let start = rest.bytes().rposition(|b| b == b'/').map_or(0, |i| i + 1);
+        let (rest, segment) = rest.split_at_checked(start)?;
+        self.rest = rest;
+        Some(segment)
     }
 }
 
@@ -859,7 +945,7 @@ pub fn glob_problem(glob: &str) -> Option<String> {
 }
 
 fn segments(text: &str) -> Vec<&str> {
-    text.split('/').filter(|s| !s.is_empty()).collect()
+    segments_in(text).collect()
 }
 
 /// Whether `path` is `root` or inside it. Both are normalized paths.
@@ -875,8 +961,8 @@ pub fn is_within(path: &str, root: &str) -> bool {
 /// everything in it (`~/*`).
 pub fn is_critical_target(path: &str) -> bool {
     let globbed = |s: &str| !s.is_empty() && s.chars().all(|c| matches!(c, '*' | '?' | '.'));
-    if let Some(alias) = home_alias(path) {
-        let segs = segments(alias.get(1..).unwrap_or(""));
+    if let Some(rest) = home_rest(path) {
+        let segs = segments(rest);
         return match segs.as_slice() {
             [] => true,
             [only] => globbed(only) || only.starts_with('*'),
@@ -1306,8 +1392,40 @@ mod tests {
         assert!(is_plain_absolute(&deep));
         assert!(!is_plain_absolute(&format!("{deep}/a")), "one segment past the cap is walked, and cut");
         assert_eq!(normalize(&format!("{deep}/a"), None, None), deep);
-        assert!(!is_plain_relative("a", &deep));
+        assert_eq!(Cwd::plain_segments_of(&deep), Some(MAX_SEGMENTS));
+        assert!(tidied("a", Some(&Cwd::new(&deep))).is_none(), "a path that would pass the cap is walked");
         assert_eq!(normalize("a", Some(&deep), None), deep);
+    }
+
+    #[test]
+    fn paths_without_parent_segments_are_tidied_instead_of_walked() {
+        // (path, working directory, tidied without walking, normalized)
+        let cases: &[(&str, Option<&str>, bool, &str)] = &[
+            ("./target/debug", Some("/ws"), true, "/ws/target/debug"),
+            ("build/out/", Some("/ws"), true, "/ws/build/out"),
+            ("a//b/./c", Some("~/p"), true, "~/p/a/b/c"),
+            (".", Some("~/p"), true, "~/p"),
+            ("./", Some("/"), true, "/"),
+            ("", Some("/ws"), true, "/ws"),
+            ("/tmp//a/./b/", None, true, "/tmp/a/b"),
+            ("//", None, true, "/"),
+            ("~/", None, true, "~"),
+            ("~/.//x/", None, true, "~/x"),
+            // What only walking resolves: parents, `/proc` aliases, other homes, `$HOME`.
+            ("./docs/../README.md", Some("/ws"), false, "/ws/README.md"),
+            ("./proc/self/root/etc", Some("/"), false, "/etc"),
+            ("/./proc/1/root/etc/shadow", None, false, "/etc/shadow"),
+            ("~bob/.ssh", None, false, "/home/bob/.ssh"),
+            ("$HOME/./x", None, false, "~/x"),
+            ("x/y", Some("/ws/../other"), false, "/other/x/y"),
+            ("x/y", None, false, "x/y"),
+        ];
+        for (path, cwd, tidy, expected) in cases {
+            let prepared = cwd.map(Cwd::new);
+            assert_eq!(tidied(path, prepared.as_ref()).is_some(), *tidy, "{path} in {cwd:?}");
+            assert_eq!(normalize(path, *cwd, None), *expected, "{path} in {cwd:?}");
+            assert_eq!(walked(path, *cwd, None), *expected, "{path} in {cwd:?}, walked");
+        }
     }
 
     proptest! {
@@ -1321,7 +1439,7 @@ mod tests {
         ) {
             let home = home.map(|h| walked(h, None, None).into_owned());
             let (cwd, home) = (cwd.as_deref(), home.as_deref());
-            prop_assert_eq!(normalized(&path, cwd, home), walked(&path, cwd, home), "{} in {:?} with home {:?}", path, cwd, home);
+            prop_assert_eq!(normalized(&path, cwd.map(Cwd::new).as_ref(), home), walked(&path, cwd, home), "{} in {:?} with home {:?}", path, cwd, home);
         }
 
         #[test]

@@ -30,6 +30,7 @@ use crate::prelude::*;
 use alloc::borrow::Cow;
 use alloc::rc::Rc;
 use core::cell::OnceCell;
+use core::cell::RefCell;
 use core::ops::Range;
 
 mod foreign;
@@ -323,6 +324,7 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         printed_wanted: false,
         printing: String::new(),
         home: paths::Home::new(context.home),
+        cwd_seen: RefCell::new(None),
     };
     let mut state = State::new(context, &walker.home);
     walker.script(script, &mut state, &Frame::default());
@@ -410,6 +412,10 @@ struct Walker<'c, 'a> {
     printing: String,
     /// The context's home, normalized once for every path.
     home: paths::Home,
+    /// The last working directory paths were resolved in, with whether it
+    /// is in normal form (and its segments), found once for every path
+    /// resolved there rather than for each.
+    cwd_seen: RefCell<Option<(Rc<str>, Option<usize>)>>,
 }
 
 fn basename(path: &str) -> &str {
@@ -801,8 +807,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 RedirectTarget::Word(w) => {
                     let target = self.word(w, state, frame);
                     let file = !matches!(r.op, RedirectOp::DupIn | RedirectOp::DupOut | RedirectOp::HereString);
-                    let path =
-                        file.then(|| target.path()).flatten().map(|t| self.home.normalize(&t, state.cwd.as_deref()));
+                    let path = file.then(|| target.path()).flatten().map(|t| self.normalize(&t, state));
                     let feeds_stdin = matches!(r.op, RedirectOp::In | RedirectOp::HereString | RedirectOp::ReadWrite)
                         && r.fd.is_none_or(|fd| fd == 0);
                     if feeds_stdin {
@@ -946,7 +951,18 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     fn normalize(&self, text: &str, state: &State) -> String {
-        self.home.normalize(text, state.cwd.as_deref())
+        let Some(cwd) = &state.cwd else { return self.home.normalize(text, None) };
+        let mut seen = self.cwd_seen.borrow_mut();
+        let plain = match &*seen {
+            // The same directory (a clone of the same `Rc`) as the last path's.
+            Some((text, plain)) if Rc::ptr_eq(text, cwd) => *plain,
+            _ => {
+                let plain = paths::Cwd::plain_segments_of(cwd);
+                *seen = Some((Rc::clone(cwd), plain));
+                plain
+            }
+        };
+        self.home.normalize_in(text, Some(&paths::Cwd::known(cwd, plain)))
     }
 
     /// Unwraps wrappers, then records the program and what it does. Returns

@@ -75,7 +75,7 @@ pub const FORMATTERS: crate::shell::programs::Names = crate::shell::programs::Na
 pub fn is_block_device(path: &str) -> bool {
     // Every glob of `BLOCK_DEVICES` starts with the segment `dev`: other
     // paths are not compared with them at all.
-    let under_dev = path.strip_prefix('/').is_some_and(|rest| rest.split('/').find(|s| !s.is_empty()) == Some("dev"));
+    let under_dev = path.strip_prefix('/').is_some_and(|rest| paths::first_segment(rest) == Some("dev"));
     if !under_dev {
         return false;
     }
