@@ -65,6 +65,13 @@ fn split(path: &str) -> (Root, &str) {
     (Root::Relative, path)
 }
 
+/// Whether `path` names the same place in any working directory: it starts
+/// at `/`, `~` or `$HOME`, and does not mention `proc` (`/proc/self/cwd` is
+/// the working directory).
+pub fn is_rooted(path: &str) -> bool {
+    split(path).0 != Root::Relative && !path.contains("proc")
+}
+
 /// Normalizes `path`, resolving a relative one against `cwd` (itself any
 /// path, normalized first) and rewriting paths under `home` to `~/...`.
 pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
@@ -1398,6 +1405,17 @@ mod tests {
     }
 
     #[test]
+    fn only_paths_that_name_one_place_in_every_working_directory_are_rooted() {
+        for path in ["/etc", "~", "~/x", "$HOME/x", "${HOME}", "/a/../b", "~bob/x"] {
+            assert!(is_rooted(path), "{path}");
+        }
+        for path in ["x", "./x", "", "../x", "/proc/self/cwd", "/proc/self/cwd/..", "/a/../proc/thread-self/cwd/x"] {
+            assert!(!is_rooted(path), "{path}");
+        }
+        assert_eq!(normalize("/proc/self/cwd/..", Some("/ws/a"), None), "/ws");
+    }
+
+    #[test]
     fn paths_without_parent_segments_are_tidied_instead_of_walked() {
         // (path, working directory, tidied without walking, normalized)
         let cases: &[(&str, Option<&str>, bool, &str)] = &[
@@ -1440,6 +1458,19 @@ mod tests {
             let home = home.map(|h| walked(h, None, None).into_owned());
             let (cwd, home) = (cwd.as_deref(), home.as_deref());
             prop_assert_eq!(normalized(&path, cwd.map(Cwd::new).as_ref(), home), walked(&path, cwd, home), "{} in {:?} with home {:?}", path, cwd, home);
+        }
+
+        #[test]
+        fn a_rooted_path_normalizes_alike_in_every_working_directory(
+            path in spelling_strategy(),
+            cwd in proptest::option::of(spelling_strategy()),
+            home in proptest::option::of(prop_oneof![Just("/home/me"), Just("/root/")]),
+        ) {
+            if is_rooted(&path) {
+                let alone = normalize(&path, None, home);
+                prop_assert_eq!(normalize(&path, Some(&alone), home), alone.clone(), "{} in itself", path);
+                prop_assert_eq!(normalize(&path, cwd.as_deref(), home), alone, "{} in {:?}", path, cwd);
+            }
         }
 
         #[test]

@@ -172,7 +172,13 @@ fn places<'c>(
     let home = config.home.as_deref();
     let call_cwd = call.cwd.as_deref().filter(|c| !c.is_empty());
     let workspace = config.workspace.as_deref().or(call_cwd).map(|w| crate::paths::normalize(w, None, home));
-    let base = call_cwd.map(|c| crate::paths::normalize(c, workspace.as_deref(), home)).or_else(|| workspace.clone());
+    let base = match (call_cwd, &workspace) {
+        // The workspace is the call's own working directory, which names a
+        // place without one: normalized again against itself, it is itself.
+        (Some(c), Some(w)) if config.workspace.is_none() && crate::paths::is_rooted(c) => Some(w.clone()),
+        (Some(c), _) => Some(crate::paths::normalize(c, workspace.as_deref(), home)),
+        (None, _) => workspace.clone(),
+    };
     let field_cwd = entry
         .into_iter()
         .flat_map(|e| &e.cwd_fields)
