@@ -441,6 +441,13 @@ pub struct SplitPath<'a> {
     home_first: Option<&'a str>,
 }
 
+/// `text` after its leading `/`s (a byte loop: a char pattern's searcher
+/// costs more than these few bytes).
+fn without_leading_slashes(text: &str) -> &str {
+    let slashes = text.bytes().take_while(|&b| b == b'/').count();
+    text.get(slashes..).unwrap_or_default()
+}
+
 /// The first non-empty segment of a path body.
 pub fn first_segment(text: &str) -> Option<&str> {
     segments_in(text).next()
@@ -494,8 +501,8 @@ impl<'a> SplitPath<'a> {
     pub fn new(path: &'a str) -> SplitPath<'a> {
         // Home is `~` alone or before a `/`; a `~` glued to a name (`/~a`) is part of that name.
         let body = match path.strip_prefix('~') {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => rest.trim_start_matches('/'),
-            _ => path.trim_start_matches('/'),
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => without_leading_slashes(rest),
+            _ => without_leading_slashes(path),
         };
         let (rooted, home) = (path.strip_prefix('/'), home_rest(path));
         let first = |body: Option<&'a str>| body.and_then(|b| segments_in(b).next());
