@@ -1468,6 +1468,22 @@ mod tests {
         }
 
         #[test]
+        fn tidying_agrees_with_walking_at_the_segment_cap(
+            root in prop_oneof![Just(""), Just("/"), Just("~/")],
+            kept in (MAX_SEGMENTS - 4)..(MAX_SEGMENTS + 4),
+            dots in proptest::collection::vec(0..(MAX_SEGMENTS + 4), 0..6),
+            cwd_depth in 0usize..6,
+        ) {
+            let mut segments = vec!["a"; kept];
+            for at in dots {
+                segments.insert(at.min(segments.len()), if at % 2 == 0 { "." } else { "" });
+            }
+            let path = format!("{root}{}", segments.join("/"));
+            let cwd = format!("/{}", vec!["w"; cwd_depth].join("/"));
+            prop_assert_eq!(normalized(&path, Some(&Cwd::new(&cwd)), None), walked(&path, Some(&cwd), None), "{} segments in {}", kept, cwd);
+        }
+
+        #[test]
         fn a_rooted_path_normalizes_alike_in_every_working_directory(
             path in spelling_strategy(),
             cwd in proptest::option::of(spelling_strategy()),
