@@ -130,10 +130,6 @@ impl<'a> Cwd<'a> {
         let body = body.or_else(|| text.strip_prefix("~/"))?;
         (text.len() <= MAX_PATH_CHARS).then(|| plain_segments(body)).flatten().filter(|n| *n <= MAX_SEGMENTS)
     }
-
-    pub fn text(&self) -> &'a str {
-        self.text
-    }
 }
 
 /// [`normalize`] with the home directory already normalized. A path without

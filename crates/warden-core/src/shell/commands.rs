@@ -955,7 +955,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         let mut seen = self.cwd_seen.borrow_mut();
         let plain = match &*seen {
             // The same directory (a clone of the same `Rc`) as the last path's.
-            Some((text, plain)) if Rc::ptr_eq(text, cwd) => *plain,
+            Some((seen_cwd, plain)) if Rc::ptr_eq(seen_cwd, cwd) => *plain,
             _ => {
                 let plain = paths::Cwd::plain_segments_of(cwd);
                 *seen = Some((Rc::clone(cwd), plain));
