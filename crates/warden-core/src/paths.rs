@@ -103,22 +103,23 @@ impl Home {
 
 /// A working directory as paths are resolved against it: its text, and how
 /// many segments it has when it is already in normal form (absolute or under
-/// `~/`, without empty, `.` or `..` segments, not under `/proc`), found once.
+/// `~/`, without empty, `.` or `..` segments, not under `/proc`), when that
+/// was found before (else it is found only if a relative path needs it).
 #[derive(Debug, Clone, Copy)]
 pub struct Cwd<'a> {
     text: &'a str,
-    plain: Option<usize>,
+    plain: Option<Option<usize>>,
 }
 
 impl<'a> Cwd<'a> {
     pub fn new(text: &'a str) -> Cwd<'a> {
-        Cwd { text, plain: Cwd::plain_segments_of(text) }
+        Cwd { text, plain: None }
     }
 
     /// A working directory whose plainness was found before: `plain` is
     /// what [`Cwd::plain_segments_of`] gave for `text`.
     pub fn known(text: &'a str, plain: Option<usize>) -> Cwd<'a> {
-        Cwd { text, plain }
+        Cwd { text, plain: Some(plain) }
     }
 
     /// How many segments `text` has when it is in normal form, else `None`.
@@ -221,7 +222,8 @@ fn tidied<'p>(path: &'p str, cwd: Option<&Cwd<'_>>) -> Option<Cow<'p, str>> {
         return None;
     } else {
         let cwd = cwd?;
-        (cwd.text, path, Some(cwd.plain?))
+        let plain = cwd.plain.unwrap_or_else(|| Cwd::plain_segments_of(cwd.text));
+        (cwd.text, path, Some(plain?))
     };
     let (kept, first, all) = kept_segments(body)?;
     if kept + base_segments.unwrap_or(0) > MAX_SEGMENTS || (root == "/" && first == Some(b"proc")) {
