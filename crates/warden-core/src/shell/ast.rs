@@ -7,6 +7,7 @@
 
 use super::text::Text;
 use crate::prelude::*;
+use alloc::rc::Rc;
 
 /// A list of commands run one after the other.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,50 +44,27 @@ pub struct Pipeline {
 /// One command of a pipeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    Simple(Simple),
+    /// Shared, so that what the analysis finds can point back at the
+    /// command it came from ([`super::segment::Segment`]).
+    Simple(Rc<Simple>),
     /// `( list )`
     Subshell(Script, Vec<Redirect>),
     /// `{ list; }`
     Group(Script, Vec<Redirect>),
     /// `if c; then b; elif c; then b; else b; fi`
-    If {
-        branches: Vec<(Script, Script)>,
-        otherwise: Option<Script>,
-        redirects: Vec<Redirect>,
-    },
+    If { branches: Vec<(Script, Script)>, otherwise: Option<Script>, redirects: Vec<Redirect> },
     /// `while c; do b; done`, or `until` when `until` is set.
-    Loop {
-        until: bool,
-        condition: Script,
-        body: Script,
-        redirects: Vec<Redirect>,
-    },
+    Loop { until: bool, condition: Script, body: Script, redirects: Vec<Redirect> },
     /// `for name in words; do b; done`; `words` is `None` for the positional parameters.
-    For {
-        name: String,
-        words: Option<Vec<Word>>,
-        body: Script,
-        redirects: Vec<Redirect>,
-    },
+    For { name: String, words: Option<Vec<Word>>, body: Script, redirects: Vec<Redirect> },
     /// `case word in pattern | pattern) list ;; esac`
-    Case {
-        word: Word,
-        arms: Vec<(Vec<Word>, Script)>,
-        redirects: Vec<Redirect>,
-    },
+    Case { word: Word, arms: Vec<(Vec<Word>, Script)>, redirects: Vec<Redirect> },
     /// `for ((init; test; step)); do b; done`, with the header as written.
-    ForArith {
-        header: String,
-        body: Script,
-        redirects: Vec<Redirect>,
-    },
+    ForArith { header: String, body: Script, redirects: Vec<Redirect> },
     /// `(( expression ))`, with the expression as written.
     Arith(String, Vec<Redirect>),
     /// `name() body`
-    Function {
-        name: String,
-        body: Box<Command>,
-    },
+    Function { name: String, body: Box<Command> },
 }
 
 /// A simple command: assignments, words and redirections.

@@ -23,6 +23,7 @@ use super::interpreters::Effect;
 use super::print;
 use super::programs::{Class, Table};
 use super::secrets::{self, SecretOutput};
+use super::segment::Segment;
 use super::text::Text;
 use super::wrappers::{self, Runs, Unwrap};
 use crate::paths;
@@ -220,9 +221,9 @@ pub struct Invocation {
     /// What the analyser knows of [`Invocation::program`] (looked up once).
     pub class: Class,
     pub redirects: Vec<Redir>,
-    /// The simple command it came from, printed canonically; shared by the
-    /// invocations unwrapped from it.
-    pub segment: Rc<str>,
+    /// The simple command it came from, printed canonically when read;
+    /// shared by the invocations unwrapped from it.
+    pub segment: Segment,
     /// The wrappers it was unwrapped from, outermost first (`sudo`, `bash -c`).
     pub via: Vec<String>,
     /// Working directory, normalized, when known.
@@ -317,12 +318,11 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         pipelines: 0,
         stopped: false,
         code_depth: 0,
-        segment: Rc::default(),
+        segment: Segment::default(),
         files: BTreeMap::new(),
         files_full: false,
         // What the whole script prints goes nowhere anyone reads.
         printed_wanted: false,
-        printing: String::new(),
         home: paths::Home::new(context.home),
         cwd_seen: RefCell::new(None),
     };
@@ -394,8 +394,8 @@ struct Walker<'c, 'a> {
     pipelines: usize,
     stopped: bool,
     code_depth: usize,
-    /// The simple command being analysed, printed.
-    segment: Rc<str>,
+    /// The simple command being analysed.
+    segment: Segment,
     /// Files this script wrote, by normalized path, with what they hold
     /// when that is known (`printf 'rm -rf /' > x.sh`), so a shell that
     /// later runs one is judged by that text. Files outlive subshells and
@@ -407,9 +407,6 @@ struct Walker<'c, 'a> {
     /// Whether what the command being analysed prints is used (piped on, or
     /// substituted); when not, it is worked out only for a file it writes.
     printed_wanted: bool,
-    /// Where each simple command is printed before it is shared as
-    /// [`Walker::segment`]; kept so its buffer is reused.
-    printing: String,
     /// The context's home, normalized once for every path.
     home: paths::Home,
     /// The last working directory paths were resolved in, with whether it
@@ -643,7 +640,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         let (redirs, stdin_from) = self.redirects(redirects, state, frame);
         let segment: Vec<String> = redirs.iter().map(|r| format!("{} {}", r.op.as_str(), r.target.raw)).collect();
-        let mut inv = self.invocation(Vec::new(), redirs.clone(), state, frame, &Rc::from(segment.join(" ")));
+        let mut inv = self.invocation(Vec::new(), redirs.clone(), state, frame, &Segment::text(&segment.join(" ")));
         inv.stdin_from = stdin_from;
         self.push(inv);
         redirs
@@ -827,9 +824,8 @@ impl<'c, 'a> Walker<'c, 'a> {
         (out, stdin_from)
     }
 
-    fn simple(&mut self, simple: &Simple, state: &mut State, frame: &Frame) -> Option<String> {
-        print::simple_into(&mut self.printing, simple);
-        self.segment = Rc::from(self.printing.as_str());
+    fn simple(&mut self, simple: &Rc<Simple>, state: &mut State, frame: &Frame) -> Option<String> {
+        self.segment = Segment::of(simple);
         let mut assigns = Vec::new();
         for a in &simple.assigns {
             let value = match &a.value {
@@ -899,7 +895,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         redirects: Vec<Redir>,
         state: &State,
         frame: &Frame,
-        segment: &Rc<str>,
+        segment: &Segment,
     ) -> Invocation {
         let program = argv.first().and_then(Arg::known).map(|t| Text::from(basename(t))).unwrap_or_default();
         Invocation {
@@ -976,7 +972,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         secret_env: bool,
         state: &mut State,
         frame: &Frame,
-        segment: &Rc<str>,
+        segment: &Segment,
     ) -> Option<String> {
         // An alias defined earlier runs its text with the words after it:
         // `alias x='rm -rf'` then `x /` is `rm -rf /`. Expanded whether or not
@@ -1396,7 +1392,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         via: &str,
         state: &mut State,
         frame: &Frame,
-        segment: &Rc<str>,
+        segment: &Segment,
     ) -> Option<Option<String>> {
         let text = word.code()?;
         if self.code_depth >= MAX_CODE_NESTING {
@@ -1461,7 +1457,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         program: &str,
         state: &mut State,
         frame: &Frame,
-        segment: &Rc<str>,
+        segment: &Segment,
     ) -> Option<Option<String>> {
         match input {
             Input::Text(text) => {
@@ -1519,7 +1515,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         program: &str,
         state: &State,
         frame: &Frame,
-        segment: &Rc<str>,
+        segment: &Segment,
     ) -> Option<Option<String>> {
         match script {
             None => {
@@ -1726,7 +1722,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 
     /// `find`: `-delete` deletes the roots recursively; `-exec` runs a command
     /// on every file under them.
-    fn find(&mut self, argv: &[Arg], state: &mut State, frame: &Frame, segment: &Rc<str>) {
+    fn find(&mut self, argv: &[Arg], state: &mut State, frame: &Frame, segment: &Segment) {
         let mut i = 1;
         while argv.get(i).and_then(Arg::known).is_some_and(|t| matches!(t, "-H" | "-L" | "-P")) {
             i += 1;

@@ -34,6 +34,7 @@ mod parse;
 pub mod print;
 pub mod programs;
 pub mod secrets;
+pub mod segment;
 #[cfg(test)]
 mod tests;
 pub mod text;

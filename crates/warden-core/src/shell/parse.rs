@@ -15,6 +15,7 @@ use super::text::Text;
 use super::{ErrorKind, MAX_DEPTH, ParseError};
 use crate::prelude::*;
 use alloc::borrow::Cow;
+use alloc::rc::Rc;
 
 /// Where a word is being read; it decides which characters end it and what a
 /// backslash escapes.
@@ -936,7 +937,7 @@ impl<'a> Parser<'a> {
                 None => self.error("expected a command"),
             };
         }
-        Ok(Command::Simple(simple))
+        Ok(Command::Simple(Rc::new(simple)))
     }
 
     /// Where the `)` of a `( )` at the current position is.
@@ -1403,6 +1404,8 @@ fn fill_words(words: &mut [Word], bodies: &mut [Vec<Part>]) {
 fn fill_command(command: &mut Command, bodies: &mut [Vec<Part>]) {
     match command {
         Command::Simple(s) => {
+            // Not yet shared while the parser fills it: made mutable in place.
+            let s = Rc::make_mut(s);
             for a in &mut s.assigns {
                 match &mut a.value {
                     AssignValue::Scalar(w) => fill_parts(&mut w.0, bodies),

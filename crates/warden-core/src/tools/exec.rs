@@ -58,7 +58,7 @@ impl core::fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let inv = self.0;
         f.write_str("`")?;
-        write_shortened(f, &inv.segment)?;
+        write_shortened(f, &inv.segment.printed())?;
         f.write_str("`")?;
         if let Some((first, rest)) = inv.via.split_first() {
             write!(f, " (run through {first}")?;

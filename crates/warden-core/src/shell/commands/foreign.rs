@@ -17,7 +17,7 @@ impl Walker<'_, '_> {
         argv: &[Arg],
         input: &Input,
         (state, frame): (&State, &Frame),
-        segment: &Rc<str>,
+        segment: &Segment,
         label: &str,
     ) {
         let (code, via, from_stdin) = match interpreters::source(lang, argv) {
