@@ -294,7 +294,11 @@ impl<'a> Parser<'a> {
         self.read_pending_bodies();
         let mut script = script;
         let mut bodies = core::mem::take(&mut self.bodies);
-        fill_script(&mut script, &mut bodies);
+        // Without a here-document of its own, no slot in the tree is this
+        // parser's to fill (a nested parser filled its own): not walked.
+        if !bodies.is_empty() {
+            fill_script(&mut script, &mut bodies);
+        }
         Ok(script)
     }
 
@@ -303,7 +307,9 @@ impl<'a> Parser<'a> {
         let mut parts = self.parts(Mode::HereBody)?;
         self.read_pending_bodies();
         let mut bodies = core::mem::take(&mut self.bodies);
-        fill_parts(&mut parts, &mut bodies);
+        if !bodies.is_empty() {
+            fill_parts(&mut parts, &mut bodies);
+        }
         Ok(parts)
     }
 
