@@ -504,7 +504,11 @@ fn fuzz_shell_parser_and_analysis() {
                 let printed = shell::print::script(&tree);
                 prop_assert_eq!(Ok(tree.clone()), shell::parse(&printed), "printed as {:?}", printed);
                 let secret = |p: &str| paths::glob_matches("~/.ssh/**", p);
-                let context = shell::commands::Context { cwd: Some("/ws"), home: Some("/home/me"), secret: &secret };
+                let context = shell::commands::Context {
+                    cwd: Some("/ws"),
+                    home: &crate::paths::Home::new(Some("/home/me")),
+                    secret: &secret,
+                };
                 let analysis = shell::commands::analyse(&tree, &context);
                 prop_assert!(analysis.invocations.len() <= shell::commands::MAX_INVOCATIONS);
             }

@@ -84,6 +84,9 @@ pub fn normalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Home(Option<String>);
 
+/// No home configured.
+pub static NO_HOME: Home = Home(None);
+
 impl Home {
     pub fn new(home: Option<&str>) -> Home {
         Home(home.map(|h| normalized(h, None, None).into_owned()))

@@ -137,7 +137,7 @@ fn program(command: &str, parsed: Option<&Parsed<'_>>) -> String {
         }
     };
     if let Some(script) = script {
-        let context = crate::shell::commands::Context { cwd: None, home: None, secret: &|_| false };
+        let context = crate::shell::commands::Context { cwd: None, home: &crate::paths::NO_HOME, secret: &|_| false };
         let analysis = crate::shell::commands::analyse(script, &context);
         if let Some(first) = analysis.invocations.iter().find(|i| !i.program.is_empty()) {
             return first.program.to_lowercase();

@@ -37,7 +37,7 @@ fn places() -> Places<'static> {
     Places {
         cwd: None,
         workspace: None,
-        home: None,
+        home: &d.tools.compiled.home,
         protected: &d.tools.compiled.protected,
         writable: &d.tools.compiled.writable,
         host: &d.host,

@@ -302,8 +302,8 @@ impl Analysis {
 pub struct Context<'a> {
     /// Working directory the script starts in.
     pub cwd: Option<&'a str>,
-    /// The home directory, when configured.
-    pub home: Option<&'a str>,
+    /// The home directory, when configured, normalized.
+    pub home: &'a paths::Home,
     /// Whether a normalized path is protected (its contents are secret).
     pub secret: &'a dyn Fn(&str) -> bool,
 }
@@ -323,10 +323,9 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         files_full: false,
         // What the whole script prints goes nowhere anyone reads.
         printed_wanted: false,
-        home: paths::Home::new(context.home),
         cwd_seen: RefCell::new(None),
     };
-    let mut state = State::new(context, &walker.home);
+    let mut state = State::new(context, context.home);
     walker.script(script, &mut state, &Frame::default());
     walker.out
 }
@@ -407,8 +406,6 @@ struct Walker<'c, 'a> {
     /// Whether what the command being analysed prints is used (piped on, or
     /// substituted); when not, it is worked out only for a file it writes.
     printed_wanted: bool,
-    /// The context's home, normalized once for every path.
-    home: paths::Home,
     /// The last working directory paths were resolved in, with whether it
     /// is in normal form (and its segments), found once for every path
     /// resolved there rather than for each.
@@ -947,7 +944,7 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     fn normalize(&self, text: &str, state: &State) -> String {
-        let Some(cwd) = &state.cwd else { return self.home.normalize(text, None) };
+        let Some(cwd) = &state.cwd else { return self.context.home.normalize(text, None) };
         let mut seen = self.cwd_seen.borrow_mut();
         let plain = match &*seen {
             // The same directory (a clone of the same `Rc`) as the last path's.
@@ -958,7 +955,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 plain
             }
         };
-        self.home.normalize_in(text, Some(&paths::Cwd::known(cwd, plain)))
+        self.context.home.normalize_in(text, Some(&paths::Cwd::known(cwd, plain)))
     }
 
     /// Unwraps wrappers, then records the program and what it does. Returns

@@ -160,7 +160,7 @@ fn hostile_input_is_refused_or_parsed_within_bounds() {
         let result = parse(text);
         if let Ok(tree) = &result {
             let secret = |_: &str| false;
-            let context = commands::Context { cwd: Some("/ws"), home: None, secret: &secret };
+            let context = commands::Context { cwd: Some("/ws"), home: &crate::paths::NO_HOME, secret: &secret };
             let _ = commands::analyse(tree, &context);
         }
         let took = started.elapsed();
@@ -204,7 +204,7 @@ mod properties {
         fn analysing_any_parsed_script_never_panics(text in script_text()) {
             if let Ok(tree) = parse(&text) {
                 let secret = |p: &str| p.contains(".ssh");
-                let context = commands::Context { cwd: Some("/ws"), home: Some("/home/me"), secret: &secret };
+                let context = commands::Context { cwd: Some("/ws"), home: &crate::paths::Home::new(Some("/home/me")), secret: &secret };
                 let analysis = commands::analyse(&tree, &context);
                 prop_assert!(analysis.invocations.len() <= commands::MAX_INVOCATIONS);
             }
@@ -227,7 +227,7 @@ mod analysis {
 
     fn run(text: &str) -> Analysis {
         let secret = |p: &str| crate::paths::glob_matches("~/.ssh/**", p);
-        let context = Context { cwd: Some("/ws"), home: None, secret: &secret };
+        let context = Context { cwd: Some("/ws"), home: &crate::paths::NO_HOME, secret: &secret };
         let tree = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
         analyse(&tree, &context)
     }

@@ -360,7 +360,8 @@ impl ToolsConfig {
 
     /// The section with what the judge derives from it computed.
     fn compiled(mut self) -> ToolsConfig {
-        self.compiled = super::compiled::Compiled::new(&self.protected_paths, &self.writable_paths);
+        self.compiled =
+            super::compiled::Compiled::new(&self.protected_paths, &self.writable_paths, self.home.as_deref());
         self
     }
 

@@ -99,7 +99,7 @@ fn may_be_device(prefix: &str) -> bool {
 }
 
 /// Links the command makes with `ln -s TARGET LINK`: (link, target), both normalized.
-fn links(analysis: &Analysis, home: Option<&str>) -> Vec<(String, String)> {
+fn links(analysis: &Analysis, home: &paths::Home) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for inv in analysis.invocations.iter().filter(|i| i.program == "ln") {
         let symbolic = options(&inv.argv).any(|o| o == "--symbolic" || (!o.starts_with("--") && o.contains('s')));
@@ -107,9 +107,9 @@ fn links(analysis: &Analysis, home: Option<&str>) -> Vec<(String, String)> {
         if let (true, [target, link]) = (symbolic, ops.as_slice())
             && let (Some(target), Some(link)) = (target.path(), link.path())
         {
-            let link = paths::normalize(&link, inv.cwd.as_deref(), home);
+            let link = home.normalize(&link, inv.cwd.as_deref());
             let dir = link.rsplit_once('/').map(|(d, _)| d.to_string()).filter(|d| !d.is_empty());
-            let target = paths::normalize(&target, dir.as_deref().or(Some("/")), home);
+            let target = home.normalize(&target, dir.as_deref().or(Some("/")));
             out.push((link, target));
         }
     }
@@ -123,7 +123,7 @@ fn resolved<'a>(links: &'a [(String, String)], path: &'a str) -> &'a str {
 
 /// Disk destruction by one program. Returns the image files a formatter
 /// changes, for the path guard to judge as writes.
-pub fn check(analysis: &Analysis, inv: &Invocation, home: Option<&str>, out: &mut Vec<Finding>) -> Vec<String> {
+pub fn check(analysis: &Analysis, inv: &Invocation, home: &paths::Home, out: &mut Vec<Finding>) -> Vec<String> {
     let p = inv.program.as_str();
     let mut files = Vec::new();
     // A link's own path is what `ln` writes, not where it points.
@@ -138,11 +138,11 @@ pub fn check(analysis: &Analysis, inv: &Invocation, home: Option<&str>, out: &mu
         let ops = operands(&inv.argv);
         let device = ops.is_empty()
             || ops.iter().any(|a| match a.path() {
-                Some(t) => is_device(resolved(&links, &paths::normalize(&t, inv.cwd.as_deref(), home))),
+                Some(t) => is_device(resolved(&links, &home.normalize(&t, inv.cwd.as_deref()))),
                 None => may_be_device(a.prefix()),
             });
         let targets: Vec<String> =
-            ops.iter().filter_map(|a| a.path()).map(|t| paths::normalize(&t, inv.cwd.as_deref(), home)).collect();
+            ops.iter().filter_map(|a| a.path()).map(|t| home.normalize(&t, inv.cwd.as_deref())).collect();
         if device && !listing {
             out.push(finding(rules::EXEC_DISK_FORMAT, format!("{} formats or partitions a disk.", quote(inv))));
         } else if !listing {

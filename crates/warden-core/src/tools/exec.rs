@@ -205,7 +205,7 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
     for target in operands(&inv.argv) {
         match target.path() {
             Some(t) => {
-                let path = paths::normalize(&t, inv.cwd.as_deref(), places.home);
+                let path = places.home.normalize(&t, inv.cwd.as_deref());
                 if paths::is_critical_target(&path) && !places.strictly_inside_workspace(&path) {
                     out.push(finding(
                         rules::EXEC_RECURSIVE_DELETE,

@@ -169,14 +169,14 @@ fn places<'c>(
     entry: Option<&ToolEntry>,
     args: &Value,
 ) -> Places<'c> {
-    let home = config.home.as_deref();
+    let home = &config.compiled.home;
     let call_cwd = call.cwd.as_deref().filter(|c| !c.is_empty());
-    let workspace = config.workspace.as_deref().or(call_cwd).map(|w| crate::paths::normalize(w, None, home));
+    let workspace = config.workspace.as_deref().or(call_cwd).map(|w| home.normalize(w, None));
     let base = match (call_cwd, &workspace) {
         // The workspace is the call's own working directory, which names a
         // place without one: normalized again against itself, it is itself.
         (Some(c), Some(w)) if config.workspace.is_none() && crate::paths::is_rooted(c) => Some(w.clone()),
-        (Some(c), _) => Some(crate::paths::normalize(c, workspace.as_deref(), home)),
+        (Some(c), _) => Some(home.normalize(c, workspace.as_deref())),
         (None, _) => workspace.clone(),
     };
     let field_cwd = entry
@@ -184,7 +184,7 @@ fn places<'c>(
         .flat_map(|e| &e.cwd_fields)
         .find_map(|f| args.get(f.as_str()).and_then(Value::as_str))
         .filter(|c| !c.is_empty())
-        .map(|c| crate::paths::normalize(c, base.as_deref(), home));
+        .map(|c| home.normalize(c, base.as_deref()));
     Places {
         cwd: field_cwd.or(base),
         workspace,

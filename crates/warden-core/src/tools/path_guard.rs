@@ -27,7 +27,8 @@ pub struct Places<'a> {
     pub cwd: Option<String>,
     /// Workspace root, normalized.
     pub workspace: Option<String>,
-    pub home: Option<&'a str>,
+    /// The configured home, normalized.
+    pub home: &'a paths::Home,
     /// Protected-path globs, compiled and indexed at configure; exceptions (`!glob`) among them.
     pub protected: &'a ProtectedSet,
     /// Writable-path globs, compiled and indexed at configure.
@@ -71,7 +72,7 @@ impl Places<'_> {
     }
 
     pub fn normalize(&self, path: &str) -> String {
-        paths::normalize(path, self.cwd.as_deref(), self.home)
+        self.home.normalize(path, self.cwd.as_deref())
     }
 }
 

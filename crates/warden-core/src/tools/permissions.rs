@@ -136,7 +136,7 @@ pub fn check(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
     let mode_text = mode.and_then(Arg::known);
     for t in targets {
         let Some(t) = t.path() else { continue };
-        let path = paths::normalize(&t, inv.cwd.as_deref(), places.home);
+        let path = places.home.normalize(&t, inv.cwd.as_deref());
         if !is_system(places, &path) {
             continue;
         }
