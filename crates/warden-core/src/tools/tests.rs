@@ -575,6 +575,25 @@ fn a_configured_home_lets_absolute_paths_match_home_globs() {
     assert_eq!(decided(&v), (Decision::Deny, rules::PATH_PROTECTED));
 }
 
+#[test]
+fn a_home_written_in_any_spelling_is_the_same_home_for_file_tools_shell_paths_and_deletes() {
+    let env = Env::new();
+    let cases: &[(ToolCall, Decision, &str)] = &[
+        (call("Read", json!({"file_path": "/srv/agent/.ssh/id_rsa"})), Decision::Deny, rules::PATH_PROTECTED),
+        (bash("cat /srv/agent/.aws/credentials"), Decision::Deny, rules::PATH_PROTECTED),
+        (bash("cd ~ && cat .ssh/id_ed25519"), Decision::Deny, rules::PATH_PROTECTED),
+        (bash("rm -rf /srv/agent"), Decision::Deny, rules::EXEC_RECURSIVE_DELETE),
+        (bash("cat /srv/agent/notes.txt"), Decision::Allow, rules::ALLOW),
+    ];
+    for home in ["/srv/agent", "/srv/agent/", "/srv//agent", "/srv/./agent", "/srv/x/../agent"] {
+        let w = warden(json!({"tools": {"home": home}}));
+        for (c, decision, rule) in cases {
+            let v = w.check_tool_call(&env.ports(), c);
+            assert_eq!(decided(&v), (*decision, *rule), "home {home}, {}: {}", c.arguments, v.reason);
+        }
+    }
+}
+
 fn once_ask(w: &Warden, env: &Env) -> (ToolCall, Verdict) {
     let mut c = bash("rm -rf \"$TARGET\"");
     c.call_id = Some("call-1".into());
