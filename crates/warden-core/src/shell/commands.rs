@@ -420,15 +420,42 @@ fn basename(path: &str) -> &str {
     }
 }
 
-fn interpreter(program: &str) -> Option<&'static [&'static str]> {
-    // Dropping a version keeps the first letter: a name no interpreter starts with is none.
+/// The inline-code flags of the interpreter of [`INTERPRETERS`] that
+/// `program` names, with or without a version (`python3.12`).
+pub(crate) fn interpreter(program: &str) -> Option<&'static [&'static str]> {
+    // Dropping a version keeps the first letter: a row starting with another is not compared.
     let first = program.as_bytes().first()?;
-    if !INTERPRETERS.iter().any(|(name, _)| name.as_bytes().first() == Some(first)) {
-        return None;
-    }
     let stem = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    INTERPRETERS.iter().find(|(name, _)| *name == stem || *name == program).map(|(_, flags)| *flags)
+    let versioned = stem.len() != program.len();
+    INTERPRETERS
+        .iter()
+        .find(|(name, _)| name.as_bytes().first() == Some(first) && (*name == stem || (versioned && *name == program)))
+        .map(|(_, flags)| *flags)
 }
+
+/// Builtins whose meaning the analysis follows by name (the state a shell
+/// keeps, code they run, `find -exec`): [`Walker::dispatch`] compares a
+/// program's name with these only when its [`Class`] is [`Table::Builtin`],
+/// so a name compared there must be listed here.
+pub(crate) const ANALYSED_BUILTINS: &[&str] = &[
+    "eval",
+    "alias",
+    "source",
+    ".",
+    "cd",
+    "pushd",
+    "export",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "unalias",
+    "unset",
+    "read",
+    "mapfile",
+    "readarray",
+    "find",
+];
 
 /// Programs whose written operands are not also read.
 pub(crate) const WRITES_WITHOUT_READING: &[&str] = &[
@@ -1062,6 +1089,8 @@ impl<'c, 'a> Walker<'c, 'a> {
             state_for.cwd = cwd.map(Rc::from);
         }
         let program: &str = argv.first().and_then(Arg::known).map(basename).unwrap_or_default();
+        // Whether `program` is one of the builtins compared by name below; others are not compared.
+        let builtin = class.is(Table::Builtin);
         let operands_from = 1;
         // The words go into the invocation when it is recorded; nothing reads them there before.
         let mut inv = self.invocation(Vec::new(), redirs, &state_for, &frame, segment);
@@ -1144,7 +1173,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                 }
             }
-        } else if program == "eval" {
+        } else if builtin && program == "eval" {
             match join_known(argv.get(1..).unwrap_or(&[])).or_else(|| join_code(argv.get(1..).unwrap_or(&[]))) {
                 Some(word) => {
                     if let Some(printed) = self.code_string(&word, &[], "eval", state, code_frame(), segment) {
@@ -1157,7 +1186,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                 }
             }
-        } else if program == "alias" {
+        } else if builtin && program == "alias" {
             // An alias runs where it is used; what it may run is judged where it is defined.
             for a in argv.iter().skip(1) {
                 if let Some((name, value)) = a.code().and_then(|t| t.split_once('='))
@@ -1173,7 +1202,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     self.code_string(&Arg::fixed(value), &[], &via, &mut scratch, code_frame(), segment);
                 }
             }
-        } else if program == "source" || program == "." {
+        } else if builtin && (program == "source" || program == ".") {
             let script = argv.get(1).cloned();
             // Sourced code runs in this shell: an `IFS` it sets holds after it.
             let code = script.as_ref().and_then(|a| a.fed.clone()).or_else(|| match &input {
@@ -1257,7 +1286,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 continue;
             }
             let Some(text) = a.known() else { continue };
-            if matches!(program, "ssh" | "scp" | "sftp") && text == "-i" {
+            if text == "-i" && matches!(program, "ssh" | "scp" | "sftp") {
                 // A key used to log in is not a key sent anywhere.
                 skip_next = true;
                 continue;
@@ -1306,57 +1335,66 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
 
         // State a shell keeps.
-        match program {
-            // `cd` in a pipeline runs in a subshell and changes nothing after it.
-            "cd" | "pushd" if frame.pipes.len() <= frame.pipes_base => {
-                let old = state.cwd.clone();
-                state.cwd = match argv.get(1) {
-                    None => Some(Rc::from("~")),
-                    Some(a) => match a.known() {
-                        Some("-") => state.var("OLDPWD").and_then(|v| v.0).map(Rc::from),
-                        None => None,
-                        Some(_) => a.path().map(|t| Rc::from(self.normalize(&t, state))),
-                    },
-                };
-                let pwd = state.cwd.as_deref().map(String::from);
-                Rc::make_mut(&mut state.vars).insert("PWD".into(), Var { value: pwd, secret: false });
-                let old = old.as_deref().map(String::from);
-                Rc::make_mut(&mut state.vars).insert("OLDPWD".into(), Var { value: old, secret: false });
-            }
-            "export" | "declare" | "typeset" | "local" | "readonly" => {
-                for a in argv.iter().skip(1) {
-                    let text = a.prefix();
-                    if let Some((name, value)) = text.split_once('=')
-                        && super::is_name(name)
-                    {
-                        let value = a.known().map(|_| value.to_string());
-                        Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret: a.secret });
+        if builtin {
+            match program {
+                // `cd` in a pipeline runs in a subshell and changes nothing after it.
+                "cd" | "pushd" if frame.pipes.len() <= frame.pipes_base => {
+                    let old = state.cwd.clone();
+                    state.cwd = match argv.get(1) {
+                        None => Some(Rc::from("~")),
+                        Some(a) => match a.known() {
+                            Some("-") => state.var("OLDPWD").and_then(|v| v.0).map(Rc::from),
+                            None => None,
+                            Some(_) => a.path().map(|t| Rc::from(self.normalize(&t, state))),
+                        },
+                    };
+                    let pwd = state.cwd.as_deref().map(String::from);
+                    Rc::make_mut(&mut state.vars).insert("PWD".into(), Var { value: pwd, secret: false });
+                    let old = old.as_deref().map(String::from);
+                    Rc::make_mut(&mut state.vars).insert("OLDPWD".into(), Var { value: old, secret: false });
+                }
+                "export" | "declare" | "typeset" | "local" | "readonly" => {
+                    for a in argv.iter().skip(1) {
+                        let text = a.prefix();
+                        if let Some((name, value)) = text.split_once('=')
+                            && super::is_name(name)
+                        {
+                            let value = a.known().map(|_| value.to_string());
+                            Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret: a.secret });
+                        }
                     }
                 }
-            }
-            "unalias" => {
-                if argv.iter().skip(1).any(|a| a.known() == Some("-a")) {
-                    Rc::make_mut(&mut state.aliases).clear();
+                "unalias" => {
+                    if argv.iter().skip(1).any(|a| a.known() == Some("-a")) {
+                        Rc::make_mut(&mut state.aliases).clear();
+                    }
+                    for a in argv.iter().skip(1).filter_map(Arg::known) {
+                        Rc::make_mut(&mut state.aliases).remove(a);
+                    }
                 }
-                for a in argv.iter().skip(1).filter_map(Arg::known) {
-                    Rc::make_mut(&mut state.aliases).remove(a);
+                "unset" => {
+                    for a in argv.iter().skip(1).filter_map(Arg::known) {
+                        // Without `IFS`, a shell splits as with the default.
+                        let value = if a == "IFS" { super::fields::DEFAULT_IFS } else { "" };
+                        Rc::make_mut(&mut state.vars)
+                            .insert(a.to_string(), Var { value: Some(value.to_string()), secret: false });
+                    }
                 }
-            }
-            "unset" => {
-                for a in argv.iter().skip(1).filter_map(Arg::known) {
-                    // Without `IFS`, a shell splits as with the default.
-                    let value = if a == "IFS" { super::fields::DEFAULT_IFS } else { "" };
-                    Rc::make_mut(&mut state.vars)
-                        .insert(a.to_string(), Var { value: Some(value.to_string()), secret: false });
+                "read" | "mapfile" | "readarray" => {
+                    // What it reads: its operands, a redirected file (`< ~/.ssh/id_rsa`), a here-string
+                    // of a secret, or what a substitution feeding its input reads (`< <(cat key)`).
+                    let secret = self.context.secret;
+                    let secret = inv.secret_input
+                        || inv.reads.iter().any(|p| secret(p))
+                        || matches!(&input, Input::File(p) if secret(p))
+                        || inv.redirects.iter().any(|r| r.target.secret)
+                        || inv.stdin_from.iter().any(|r| self.any_secret(r));
+                    for a in argv.iter().skip(1).filter_map(Arg::known).filter(|t| super::is_name(t)) {
+                        Rc::make_mut(&mut state.vars).insert(a.to_string(), Var { value: None, secret });
+                    }
                 }
+                _ => {}
             }
-            "read" | "mapfile" | "readarray" => {
-                let secret = inv.secret_input || inv.reads.iter().any(|p| (self.context.secret)(p));
-                for a in argv.iter().skip(1).filter_map(Arg::known).filter(|t| super::is_name(t)) {
-                    Rc::make_mut(&mut state.vars).insert(a.to_string(), Var { value: None, secret });
-                }
-            }
-            _ => {}
         }
 
         if inv.secret_output.is_none() {
@@ -1369,7 +1407,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             self.files_full = true;
         }
         let printed = if prints_elsewhere(&inv.redirects) { None } else { produced };
-        let find = (program == "find").then(|| argv.clone());
+        let find = (builtin && program == "find").then(|| argv.clone());
         inv.argv = argv;
         if self.push(inv).is_some()
             && let Some(argv) = find

@@ -98,7 +98,12 @@ pub fn language(program: &str) -> Option<Language> {
     };
     let name = lower.strip_suffix(".exe").unwrap_or(&lower);
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-    LANGUAGES.iter().find(|(n, _)| *n == stem || *n == name).map(|(_, l)| *l)
+    let versioned = stem.len() != name.len();
+    // A row is compared only when it starts with the name's letter.
+    LANGUAGES
+        .iter()
+        .find(|(n, _)| n.as_bytes().first() == Some(&first) && (*n == stem || (versioned && *n == name)))
+        .map(|(_, l)| *l)
 }
 
 fn case_insensitive(lang: Language) -> bool {
@@ -1600,6 +1605,31 @@ mod tests {
 
     fn code(lang: Language, text: &str) -> Scan {
         scan(lang, text)
+    }
+
+    #[test]
+    fn a_language_is_found_by_its_interpreter_in_any_spelling_as_a_scan_of_every_row_finds_it() {
+        let scanned = |program: &str| {
+            let lower = program.to_ascii_lowercase();
+            let name = lower.strip_suffix(".exe").unwrap_or(&lower);
+            let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+            LANGUAGES.iter().find(|(n, _)| *n == stem || *n == name).map(|(_, l)| *l)
+        };
+        let mut names: Vec<String> =
+            ["", ".exe", "3", "cargo", "git", "tail", "p", "PowerShell", "PWSH.EXE"].map(String::from).to_vec();
+        for (row, _) in LANGUAGES {
+            for suffix in ["", "3", "3.12", "-3", ".exe", "3.exe", "x", "3x", "2.7.18"] {
+                names.push(format!("{row}{suffix}"));
+                names.push(format!("{}{suffix}", row.to_ascii_uppercase()));
+            }
+            names.push(row[..row.len() - 1].to_string());
+            names.push(format!("x{row}"));
+        }
+        for name in names {
+            assert_eq!(language(&name), scanned(&name), "`{name}`");
+        }
+        assert_eq!(language("python3.12"), Some(Python));
+        assert_eq!(language("pwsh.exe"), Some(PowerShell));
     }
 
     #[test]

