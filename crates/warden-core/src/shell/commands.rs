@@ -1383,10 +1383,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                 "read" | "mapfile" | "readarray" => {
                     // What it reads: its operands, a redirected file (`< ~/.ssh/id_rsa`), a here-string
                     // of a secret, or what a substitution feeding its input reads (`< <(cat key)`).
-                    let secret = self.context.secret;
+                    let is_secret = self.context.secret;
                     let secret = inv.secret_input
-                        || inv.reads.iter().any(|p| secret(p))
-                        || matches!(&input, Input::File(p) if secret(p))
+                        || inv.reads.iter().any(|p| is_secret(p))
+                        || matches!(&input, Input::File(p) if is_secret(p))
                         || inv.redirects.iter().any(|r| r.target.secret)
                         || inv.stdin_from.iter().any(|r| self.any_secret(r));
                     for a in argv.iter().skip(1).filter_map(Arg::known).filter(|t| super::is_name(t)) {

@@ -23,15 +23,6 @@ pub fn simple(simple: &Simple) -> String {
     p.out
 }
 
-/// Prints one simple command as [`simple`] does, into `out`, replacing what
-/// it held and reusing its buffer.
-pub fn simple_into(out: &mut String, simple: &Simple) {
-    out.clear();
-    let mut p = Printer { out: core::mem::take(out), ..Printer::default() };
-    p.simple(simple);
-    *out = p.out;
-}
-
 /// Prints one word.
 pub fn word(word: &Word) -> String {
     let mut p = Printer::default();
