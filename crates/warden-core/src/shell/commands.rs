@@ -34,6 +34,7 @@ use core::cell::OnceCell;
 use core::cell::RefCell;
 use core::ops::Range;
 
+mod environment;
 mod foreign;
 #[cfg(test)]
 mod path_candidate_tests;
@@ -457,6 +458,32 @@ pub(crate) const ANALYSED_BUILTINS: &[&str] = &[
     "find",
 ];
 
+/// Variables whose value names code run before the program's own: the
+/// loader preloads `LD_PRELOAD` and `LD_AUDIT` libraries into any program it
+/// starts, bash first runs the script `BASH_ENV` names, and sh, dash and ksh
+/// the one `ENV` names.
+pub(crate) const LOADER_VARS: &[&str] = &["LD_PRELOAD", "LD_AUDIT", "BASH_ENV", "ENV"];
+
+/// What a command's own assignments (`X=1 cmd`, `env X=1 cmd`) put in its
+/// environment that the analysis follows.
+#[derive(Default)]
+struct Env {
+    /// One of them carries a secret.
+    secret: bool,
+    /// The values given to [`LOADER_VARS`] and to variables that hold code
+    /// ([`environment::COMMAND_VARS`], [`environment::PROMPT_VARS`]), by name.
+    loads: Vec<(&'static str, Arg)>,
+}
+
+impl Env {
+    fn add(&mut self, name: &str, value: &Arg) {
+        let tables = [LOADER_VARS, environment::COMMAND_VARS, environment::PROMPT_VARS];
+        if let Some(var) = tables.iter().flat_map(|t| t.iter()).find(|v| **v == name) {
+            self.loads.push((var, value.clone()));
+        }
+    }
+}
+
 /// Programs whose written operands are not also read.
 pub(crate) const WRITES_WITHOUT_READING: &[&str] = &[
     "cp", "install", "ln", "rsync", "tee", "dd", "truncate", "shred", "rm", "rmdir", "unlink", "chmod", "chown",
@@ -465,10 +492,83 @@ pub(crate) const WRITES_WITHOUT_READING: &[&str] = &[
 
 /// Programs whose operands are not files they read.
 pub(crate) const NOT_READERS: &[&str] = &[
-    "echo", "printf", "true", "false", ":", "test", "[", "[[", "basename", "dirname", "which", "type", "command",
-    "export", "declare", "local", "readonly", "typeset", "unset", "alias", "cd", "pushd", "mkdir", "touch", "sleep",
-    "kill", "pkill", "ssh-add",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    ":",
+    "test",
+    "[",
+    "[[",
+    "basename",
+    "dirname",
+    "which",
+    "type",
+    "command",
+    "export",
+    "declare",
+    "local",
+    "readonly",
+    "typeset",
+    "unset",
+    "alias",
+    "cd",
+    "pushd",
+    "mkdir",
+    "touch",
+    "sleep",
+    "kill",
+    "pkill",
+    "ssh-add",
+    "read",
+    "mapfile",
+    "readarray",
 ];
+
+/// Options of `read` that take a value; `-a` names the array it fills.
+const READ_VALUES: &str = "adinNptu";
+
+/// The variables `read`, `mapfile` or `readarray` assign: their operands
+/// after the options (`read -r a b`), `read -a NAME`, and `MAPFILE` when
+/// `mapfile` names none. A name only known at run time is left out.
+fn assigned_names<'a>(program: &str, argv: &'a [Arg]) -> Vec<&'a str> {
+    let values = if program == "read" { READ_VALUES } else { super::embedded::MAPFILE_VALUES };
+    let mut names = Vec::new();
+    let mut i = 1;
+    while let Some(t) = argv.get(i).and_then(Arg::known) {
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t.len() < 2 {
+            break;
+        }
+        i += 1;
+        for (k, c) in t.char_indices().skip(1) {
+            if values.contains(c) {
+                let attached = t.get(k + c.len_utf8()..).unwrap_or("");
+                let value = if attached.is_empty() {
+                    i += 1;
+                    argv.get(i - 1).and_then(Arg::known)
+                } else {
+                    Some(attached)
+                };
+                if c == 'a'
+                    && program == "read"
+                    && let Some(v) = value
+                {
+                    names.push(v);
+                }
+                break;
+            }
+        }
+    }
+    names.extend(argv.iter().skip(i).filter_map(Arg::known).filter(|t| super::is_name(t)));
+    if names.is_empty() {
+        names.push(if program == "read" { "REPLY" } else { "MAPFILE" });
+    }
+    names
+}
 
 impl<'c, 'a> Walker<'c, 'a> {
     fn stop(&mut self, detail: &str) {
@@ -893,6 +993,15 @@ impl<'c, 'a> Walker<'c, 'a> {
         let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
         let segment = self.segment.clone();
         if args.is_empty() {
+            if assigns.iter().any(|(name, _, _)| environment::holds_code(name)) {
+                let mut inv = self.invocation(Vec::new(), Vec::new(), state, frame, &segment);
+                for (name, _, value) in &assigns {
+                    self.assigned_code(&mut inv, name, value, state, frame, &segment);
+                }
+                if inv.code_unknown || !inv.code_from.is_empty() {
+                    self.push(inv);
+                }
+            }
             for (name, append, value) in assigns {
                 let old = state.var(&name).and_then(|v| v.0.map(String::from));
                 let text = match (append, old, value.text) {
@@ -909,8 +1018,11 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             return Some(String::new());
         }
-        let secret_env = assigns.iter().any(|(_, _, v)| v.secret);
-        self.dispatch(args, redirs, stdin_from, secret_env, state, frame, &segment)
+        let mut env = Env { secret: assigns.iter().any(|(_, _, v)| v.secret), loads: Vec::new() };
+        for (name, _, value) in &assigns {
+            env.add(name, value);
+        }
+        self.dispatch(args, redirs, stdin_from, env, state, frame, &segment)
     }
 
     fn invocation(
@@ -993,7 +1105,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         mut argv: Vec<Arg>,
         redirs: Vec<Redir>,
         stdin_from: Vec<Range<usize>>,
-        secret_env: bool,
+        mut env: Env,
         state: &mut State,
         frame: &Frame,
         segment: &Segment,
@@ -1041,7 +1153,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             };
             let program = row.name.to_string();
             let start = match row.runs {
-                Runs::Env => self.env_operand(&mut argv, state, &mut cwd_override),
+                Runs::Env => self.env_operand(&mut argv, state, &mut cwd_override, &mut env),
                 Runs::Xargs => {
                     argv = self.xargs(&argv, &frame);
                     frame.to_mut().via.push(program);
@@ -1101,7 +1213,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         };
         inv.class = class;
         inv.stdin_from = stdin_from;
-        inv.secret_input |= secret_env;
+        inv.secret_input |= env.secret;
         let input = input_of(&inv.redirects, &frame.stdin);
         // Code run by `-c` or `eval` reads the same input as the command; made when some code runs.
         let code_frame_cell = OnceCell::new();
@@ -1124,9 +1236,14 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let via = format!("{program}, as a command its options carry");
                     self.code_string(&Arg::fixed(&text), &[], &via, &mut scratch, code_frame(), segment);
                 }
+                super::embedded::Carried::Loads(file) => {
+                    let path = self.normalize(&file, &state_for);
+                    inv.runs_files.push(path);
+                }
                 super::embedded::Carried::Unknown => inv.code_unknown = true,
             }
         }
+        self.loaded_by_environment(&env, class, &input, program, &state_for, &frame, segment);
 
         // Code that runs: wrappers that run code, shells, interpreters, eval, source.
         if let Some((run, label)) = runner {
@@ -1318,7 +1435,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 
         // Downloads to files that may run later.
         if class.is(Table::Downloader) {
-            let mut files: Vec<String> = downloaded_files(program, &argv);
+            let mut files: Vec<String> = super::downloads::files(program, &argv);
             for r in &inv.redirects {
                 if r.op.writes()
                     && r.fd.is_none_or(|fd| fd == 1)
@@ -1359,6 +1476,13 @@ impl<'c, 'a> Walker<'c, 'a> {
                         if let Some((name, value)) = text.split_once('=')
                             && super::is_name(name)
                         {
+                            if environment::holds_code(name) {
+                                let assigned = match a.code().and_then(|c| c.get(name.len() + 1..)) {
+                                    Some(c) => Arg::fixed(c),
+                                    None => Arg { text: None, static_text: None, ..a.clone() },
+                                };
+                                self.assigned_code(&mut inv, name, &assigned, &state_for, code_frame(), segment);
+                            }
                             let value = a.known().map(|_| value.to_string());
                             Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret: a.secret });
                         }
@@ -1381,16 +1505,18 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                 }
                 "read" | "mapfile" | "readarray" => {
-                    // What it reads: its operands, a redirected file (`< ~/.ssh/id_rsa`), a here-string
+                    // What it reads: a redirected file (`< ~/.ssh/id_rsa`, `-u 3 … 3< key`), a here-string
                     // of a secret, or what a substitution feeding its input reads (`< <(cat key)`).
                     let is_secret = self.context.secret;
                     let secret = inv.secret_input
-                        || inv.reads.iter().any(|p| is_secret(p))
                         || matches!(&input, Input::File(p) if is_secret(p))
-                        || inv.redirects.iter().any(|r| r.target.secret)
+                        || inv
+                            .redirects
+                            .iter()
+                            .any(|r| r.target.secret || (r.op.reads() && r.path.as_deref().is_some_and(is_secret)))
                         || inv.stdin_from.iter().any(|r| self.any_secret(r));
-                    for a in argv.iter().skip(1).filter_map(Arg::known).filter(|t| super::is_name(t)) {
-                        Rc::make_mut(&mut state.vars).insert(a.to_string(), Var { value: None, secret });
+                    for name in assigned_names(program, &argv) {
+                        Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value: None, secret });
                     }
                 }
                 _ => {}
@@ -1617,7 +1743,13 @@ impl<'c, 'a> Walker<'c, 'a> {
     }
 
     /// `env`: options, assignments, `-C dir` and `-S string`, then the program.
-    fn env_operand(&self, argv: &mut Vec<Arg>, state: &State, cwd: &mut Option<Option<String>>) -> Option<usize> {
+    fn env_operand(
+        &self,
+        argv: &mut Vec<Arg>,
+        state: &State,
+        cwd: &mut Option<Option<String>>,
+        env: &mut Env,
+    ) -> Option<usize> {
         let mut i = 1;
         let mut rounds = 0;
         while let Some(a) = argv.get(i) {
@@ -1625,7 +1757,18 @@ impl<'c, 'a> Walker<'c, 'a> {
             if rounds > MAX_INVOCATIONS {
                 return None;
             }
-            let Some(t) = a.known() else { return Some(i) };
+            let Some(t) = a.known() else {
+                // `env X="$v" cmd`: an assignment whose value is only known at run time.
+                if a.prefix().split_once('=').is_some_and(|(n, _)| super::is_name(n)) {
+                    env.secret |= a.secret;
+                    if let Some((name, _)) = a.prefix().split_once('=') {
+                        env.add(name, a);
+                    }
+                    i += 1;
+                    continue;
+                }
+                return Some(i);
+            };
             if t == "--" {
                 return Some(i + 1);
             }
@@ -1654,7 +1797,14 @@ impl<'c, 'a> Walker<'c, 'a> {
                 argv.extend(words);
                 argv.extend(tail);
                 // The split words start where the option was; keep scanning there.
-            } else if (t.starts_with('-') && t.len() > 1) || t.split_once('=').is_some_and(|(n, _)| super::is_name(n)) {
+            } else if let Some((name, value)) = t.split_once('=').filter(|(n, _)| super::is_name(n)) {
+                env.secret |= a.secret;
+                let mut v = Arg::fixed(value);
+                v.subs.clone_from(&a.subs);
+                v.procs.clone_from(&a.procs);
+                env.add(name, &v);
+                i += 1;
+            } else if t.starts_with('-') && t.len() > 1 {
                 i += 1;
             } else {
                 return Some(i);
@@ -1782,7 +1932,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     // What it deletes is what is under each root.
                     let mut args = vec![Arg::fixed("rm"), Arg::fixed("-r")];
                     args.extend(roots.iter().map(under));
-                    self.dispatch(args, Vec::new(), Vec::new(), false, state, &f, segment);
+                    self.dispatch(args, Vec::new(), Vec::new(), Env::default(), state, &f, segment);
                     i += 1;
                 }
                 Some(action @ ("-exec" | "-execdir" | "-ok" | "-okdir")) => {
@@ -1801,7 +1951,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                             .map(|a| if a.known() == Some("{}") { each.clone() } else { a.clone() })
                             .collect();
                         if !args.is_empty() {
-                            self.dispatch(args, Vec::new(), Vec::new(), false, state, &f, segment);
+                            self.dispatch(args, Vec::new(), Vec::new(), Env::default(), state, &f, segment);
                         }
                     }
                     i = end + 1;
@@ -2168,42 +2318,4 @@ fn written_operands(program: &str, argv: &[Arg]) -> Vec<String> {
         }
         _ => Vec::new(),
     }
-}
-
-/// Files a downloader writes: `curl -o F`, `wget -O F`, or wget's default
-/// of the URL's last segment.
-fn downloaded_files(program: &str, argv: &[Arg]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut explicit = false;
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        let t = a.known().unwrap_or("");
-        let value = |flag: &str, long: &str| -> Option<String> {
-            if t == flag || t == long {
-                return argv.get(i + 1).and_then(Arg::known).map(str::to_string);
-            }
-            t.strip_prefix(&format!("{long}=")).map(str::to_string)
-        };
-        let file = match program {
-            "curl" => value("-o", "--output"),
-            "wget" => value("-O", "--output-document"),
-            _ => None,
-        };
-        if let Some(f) = file {
-            explicit = true;
-            if f != "-" {
-                out.push(f);
-            }
-        }
-        i += 1;
-    }
-    if program == "wget" && !explicit {
-        for a in argv.iter().skip(1).filter_map(Arg::known) {
-            if a.contains("://") {
-                let name = a.split(['?', '#']).next().unwrap_or("").rsplit('/').next().unwrap_or("");
-                out.push(if name.is_empty() { "index.html".to_string() } else { name.to_string() });
-            }
-        }
-    }
-    out
 }

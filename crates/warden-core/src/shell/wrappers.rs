@@ -301,6 +301,8 @@ pub const WRAPPERS: &[Wrapper] = &[
     with(argv("command", &[]), 0, &["-v", "-V"]),
     argv("builtin", &[]),
     argv("time", &["-f", "--format", "-o", "--output"]),
+    // `coproc CMD ARGS`: a simple command runs as a coprocess (a compound one is parsed as one).
+    argv("coproc", &[]),
     argv("stdbuf", &["-i", "-o", "-e", "--input", "--output", "--error"]),
     argv("caffeinate", &["-t", "-w"]),
     argv("unbuffer", &[]),

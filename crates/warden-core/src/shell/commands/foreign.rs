@@ -96,14 +96,14 @@ impl Walker<'_, '_> {
             };
             let words = vec![Arg::fixed("rm"), Arg::fixed("-r"), Arg::fixed("--"), path];
             let mut sub = state.clone();
-            self.dispatch(words, Vec::new(), Vec::new(), false, &mut sub, &deleting, segment);
+            self.dispatch(words, Vec::new(), Vec::new(), Env::default(), &mut sub, &deleting, segment);
         }
         let mut removing = f.clone();
         removing.via.push(format!("{via}, removing a file"));
         for target in scan.removes.iter().flatten() {
             let words = vec![Arg::fixed("rm"), Arg::fixed("--"), Arg::fixed(target)];
             let mut sub = state.clone();
-            self.dispatch(words, Vec::new(), Vec::new(), false, &mut sub, &removing, segment);
+            self.dispatch(words, Vec::new(), Vec::new(), Env::default(), &mut sub, &removing, segment);
         }
         self.code_depth -= 1;
     }
