@@ -476,6 +476,21 @@ struct Env {
 }
 
 impl Env {
+    /// A `NAME=VALUE` word given to `env` or `sudo`.
+    fn assign(&mut self, word: &Arg) {
+        let Some((name, _)) = word.prefix().split_once('=') else { return };
+        // The value as code: known, or what its substitutions print.
+        match word.code().and_then(|c| c.get(name.len() + 1..)) {
+            Some(value) => {
+                let mut v = Arg::fixed(value);
+                v.subs.clone_from(&word.subs);
+                v.procs.clone_from(&word.procs);
+                self.add(name, &v);
+            }
+            None => self.add(name, &Arg { text: None, static_text: None, ..word.clone() }),
+        }
+    }
+
     fn add(&mut self, name: &str, value: &Arg) {
         let tables = [LOADER_VARS, environment::COMMAND_VARS, environment::PROMPT_VARS];
         if let Some(var) = tables.iter().flat_map(|t| t.iter()).find(|v| **v == name) {
@@ -1191,6 +1206,12 @@ impl<'c, 'a> Walker<'c, 'a> {
             match start {
                 Some(i) if i < argv.len() => {
                     frame.to_mut().via.push(program);
+                    if row.assigns {
+                        for a in argv.get(1..i).unwrap_or(&[]).iter().filter(|a| wrappers::is_assignment(a)) {
+                            env.secret |= a.secret;
+                            env.assign(a);
+                        }
+                    }
                     argv.drain(..i);
                 }
                 _ => break,
@@ -1759,11 +1780,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             let Some(t) = a.known() else {
                 // `env X="$v" cmd`: an assignment whose value is only known at run time.
-                if a.prefix().split_once('=').is_some_and(|(n, _)| super::is_name(n)) {
+                if wrappers::is_assignment(a) {
                     env.secret |= a.secret;
-                    if let Some((name, _)) = a.prefix().split_once('=') {
-                        env.add(name, a);
-                    }
+                    env.assign(a);
                     i += 1;
                     continue;
                 }
@@ -1797,12 +1816,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                 argv.extend(words);
                 argv.extend(tail);
                 // The split words start where the option was; keep scanning there.
-            } else if let Some((name, value)) = t.split_once('=').filter(|(n, _)| super::is_name(n)) {
+            } else if wrappers::is_assignment(a) {
                 env.secret |= a.secret;
-                let mut v = Arg::fixed(value);
-                v.subs.clone_from(&a.subs);
-                v.procs.clone_from(&a.procs);
-                env.add(name, &v);
+                env.assign(a);
                 i += 1;
             } else if t.starts_with('-') && t.len() > 1 {
                 i += 1;

@@ -55,16 +55,28 @@ pub struct Wrapper {
     pub file: &'static [&'static str],
     /// Options after which it runs no command.
     pub inert: &'static [&'static str],
+    /// `NAME=VALUE` words before the command set its environment (`sudo X=1 cmd`).
+    pub assigns: bool,
     pub runs: Runs,
 }
 
 const fn argv(name: &'static str, values: &'static [&'static str]) -> Wrapper {
-    Wrapper { name, values, leading: 0, code: &[], file: &[], inert: &[], runs: Runs::Argv }
+    Wrapper { name, values, leading: 0, code: &[], file: &[], inert: &[], assigns: false, runs: Runs::Argv }
+}
+
+/// Whether `word` is a `NAME=VALUE` assignment, by its known prefix.
+pub fn is_assignment(word: &Arg) -> bool {
+    word.prefix().split_once('=').is_some_and(|(n, _)| super::is_name(n))
 }
 
 const fn with(mut w: Wrapper, leading: usize, inert: &'static [&'static str]) -> Wrapper {
     w.leading = leading;
     w.inert = inert;
+    w
+}
+
+const fn assigning(mut w: Wrapper) -> Wrapper {
+    w.assigns = true;
     w
 }
 
@@ -83,7 +95,7 @@ const AT_INERT: &[&str] = &["-l", "-r", "-d", "-c", "-V", "--list", "--remove"];
 pub const WRAPPERS: &[Wrapper] = &[
     Wrapper { runs: Runs::Env, ..argv("env", &[]) },
     with(
-        argv(
+        assigning(argv(
             "sudo",
             &[
                 "-u",
@@ -107,7 +119,7 @@ pub const WRAPPERS: &[Wrapper] = &[
                 "--close-from",
                 "--command-timeout",
             ],
-        ),
+        )),
         0,
         &["-l", "--list", "-v", "--validate", "-K", "--remove-timestamp", "-V", "--version", "-e", "--edit"],
     ),
@@ -406,6 +418,12 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
     let mut i = 1;
     let mut options = true;
     while let Some(a) = argv.get(i) {
+        if w.assigns && is_assignment(a) {
+            // `sudo X=1 cmd`: an assignment ends the options and is not the command.
+            options = false;
+            i += 1;
+            continue;
+        }
         let Some(t) = a.known() else {
             if permute && !argv_mode {
                 i += 1;
