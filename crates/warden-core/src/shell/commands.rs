@@ -1093,6 +1093,16 @@ impl<'c, 'a> Walker<'c, 'a> {
         inv.secret_input |= inv.argv.iter().any(|a| a.secret);
         inv.secret_input |= inv.stdin_from.iter().any(|r| self.any_secret(r));
         inv.secret_input |= inv.program.is_empty() && inv.reads.iter().any(|p| secret(p));
+        // A file written from a download (`mv x y`, `cp`, `install`, `cat x > y`) holds downloaded code too.
+        if !self.out.downloads.is_empty() && !inv.writes.is_empty() {
+            let index = self.out.invocations.len();
+            let downloaded = |p: &String| self.out.downloads.iter().any(|(d, at)| d == p && *at < index);
+            if inv.reads.iter().any(downloaded) {
+                for w in &inv.writes {
+                    self.out.downloads.push((w.clone(), index));
+                }
+            }
+        }
         self.out.invocations.push(inv);
         Some(self.out.invocations.len() - 1)
     }
@@ -1494,17 +1504,38 @@ impl<'c, 'a> Walker<'c, 'a> {
                 "export" | "declare" | "typeset" | "local" | "readonly" => {
                     for a in argv.iter().skip(1) {
                         let text = a.prefix();
-                        if let Some((name, value)) = text.split_once('=')
+                        if let Some(name) = a.known().filter(|t| environment::holds_code(t)) {
+                            // `export PAGER` after `read PAGER`: the value it has now is what runs.
+                            let assigned = match state.var(name) {
+                                Some((Some(value), _)) => Arg::fixed(value),
+                                Some((None, _)) => Arg::unknown(name),
+                                None => Arg::fixed(""),
+                            };
+                            self.assigned_code(&mut inv, name, &assigned, &state_for, code_frame(), segment);
+                        }
+                        // `export NAME+=VALUE` appends as `NAME+=VALUE` does.
+                        let split = text.split_once('=').map(|(n, v)| match n.strip_suffix('+') {
+                            Some(n) => (n, v, true),
+                            None => (n, v, false),
+                        });
+                        if let Some((name, value, append)) = split
                             && super::is_name(name)
                         {
                             if environment::holds_code(name) {
-                                let assigned = match a.code().and_then(|c| c.get(name.len() + 1..)) {
-                                    Some(c) => Arg::fixed(c),
+                                let assigned = match a.code().and_then(|c| c.split_once('=')) {
+                                    Some((_, c)) => Arg::fixed(c),
                                     None => Arg { text: None, static_text: None, ..a.clone() },
                                 };
                                 self.assigned_code(&mut inv, name, &assigned, &state_for, code_frame(), segment);
                             }
-                            let value = a.known().map(|_| value.to_string());
+                            let value = match (a.known(), append) {
+                                (None, _) => None,
+                                (Some(_), false) => Some(value.to_string()),
+                                (Some(_), true) => match state.var(name) {
+                                    None => Some(value.to_string()),
+                                    Some((old, _)) => old.map(|old| format!("{old}{value}")),
+                                },
+                            };
                             Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret: a.secret });
                         }
                     }
@@ -1773,25 +1804,35 @@ impl<'c, 'a> Walker<'c, 'a> {
     ) -> Option<usize> {
         let mut i = 1;
         let mut rounds = 0;
+        // After `--`, assignments still come before the program.
+        let mut options = true;
         while let Some(a) = argv.get(i) {
             rounds += 1;
             if rounds > MAX_INVOCATIONS {
                 return None;
             }
-            let Some(t) = a.known() else {
-                // `env X="$v" cmd`: an assignment whose value is only known at run time.
-                if wrappers::is_assignment(a) {
-                    env.secret |= a.secret;
-                    env.assign(a);
-                    i += 1;
-                    continue;
-                }
-                return Some(i);
-            };
-            if t == "--" {
-                return Some(i + 1);
+            // `env X="$v" cmd`: an assignment, whether or not its value is known.
+            if wrappers::is_assignment(a) {
+                env.secret |= a.secret;
+                env.assign(a);
+                i += 1;
+                continue;
             }
-            if t == "-u" || t == "--unset" {
+            let Some(t) = a.known() else { return Some(i) };
+            if !options {
+                return Some(i);
+            }
+            if t == "--" {
+                options = false;
+                i += 1;
+                continue;
+            }
+            if t == "-" {
+                // `env -`: `-i`, an empty environment.
+                i += 1;
+                continue;
+            }
+            if t == "-u" || t == "--unset" || t == "-a" || t == "--argv0" {
                 i += 2;
             } else if t == "-C" || t == "--chdir" {
                 let dir = argv.get(i + 1).and_then(Arg::known).map(|d| self.normalize(d, state));
@@ -1816,10 +1857,6 @@ impl<'c, 'a> Walker<'c, 'a> {
                 argv.extend(words);
                 argv.extend(tail);
                 // The split words start where the option was; keep scanning there.
-            } else if wrappers::is_assignment(a) {
-                env.secret |= a.secret;
-                env.assign(a);
-                i += 1;
             } else if t.starts_with('-') && t.len() > 1 {
                 i += 1;
             } else {

@@ -28,6 +28,8 @@ struct Spec {
     remote_by_default: bool,
     /// An operand after the URL names the file (`lwp-download URL FILE`).
     file_operand: bool,
+    /// The folder option also holds a relative output file (`curl --output-dir D -o F`).
+    dir_holds_output: bool,
 }
 
 const NONE: Spec = Spec {
@@ -40,6 +42,7 @@ const NONE: Spec = Spec {
     long_remote: &[],
     remote_by_default: false,
     file_operand: false,
+    dir_holds_output: false,
 };
 
 fn spec(program: &str) -> Option<Spec> {
@@ -51,6 +54,7 @@ fn spec(program: &str) -> Option<Spec> {
             long_output: &["output"],
             long_dir: &["output-dir"],
             long_remote: &["remote-name", "remote-name-all"],
+            dir_holds_output: true,
             ..NONE
         },
         "wget" => Spec {
@@ -69,6 +73,7 @@ fn spec(program: &str) -> Option<Spec> {
             long_output: &["out"],
             long_dir: &["dir"],
             remote_by_default: true,
+            dir_holds_output: true,
             ..NONE
         },
         "fetch" => {
@@ -153,15 +158,20 @@ pub fn files(program: &str, argv: &[Arg]) -> Vec<String> {
     {
         outputs.push(file);
     }
-    let mut out: Vec<String> = outputs.iter().filter(|f| **f != "-").map(|f| (*f).to_string()).collect();
+    let under = |name: &str| match dir {
+        Some(d) if !name.starts_with('/') => format!("{}/{name}", d.trim_end_matches('/')),
+        _ => name.to_string(),
+    };
+    let mut out: Vec<String> = outputs
+        .iter()
+        .filter(|f| **f != "-")
+        .map(|f| if spec.dir_holds_output { under(f) } else { (*f).to_string() })
+        .collect();
     if remote || (spec.remote_by_default && outputs.is_empty()) {
         for url in urls {
             let name = url.split(['?', '#']).next().unwrap_or("").rsplit('/').next().unwrap_or("");
             let name = if name.is_empty() { "index.html" } else { name };
-            out.push(match dir {
-                Some(d) => format!("{}/{name}", d.trim_end_matches('/')),
-                None => name.to_string(),
-            });
+            out.push(under(name));
         }
     }
     out

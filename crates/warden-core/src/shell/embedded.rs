@@ -4,7 +4,8 @@
 //! `sed '1e …'`, `vim -c ':!…'`, `less '+!…'`, `man -P '…'`, `zip -TT '…'`,
 //! `tcpdump -z '…'`, `gdb -ex 'shell …'`, and the shell's own builtins that
 //! take code in an option: `mapfile -C CALLBACK`, `compgen -C CMD`,
-//! `complete -F FUNCTION`, `bind -x 'KEYS: CMD'`. Each runs that text with a
+//! `complete -F FUNCTION`, the word list `compgen -W '$(…)'` expands,
+//! `bind -x 'KEYS: CMD'`. Each runs that text with a
 //! shell, so the analysis judges it as shell code ([`code`]); a value only
 //! known at run time is code known only at run time. `enable -f FILE` loads
 //! a shared object into the shell: a file of code it runs ([`Carried::Loads`]).
@@ -115,7 +116,9 @@ fn bind_command(binding: &str) -> Option<&str> {
     } else {
         rest.split_once(':')?.1
     };
-    Some(after_keys.trim())
+    // The command may itself be quoted: `"\\C-x": "cmd"`.
+    let command = after_keys.trim();
+    Some(command.strip_prefix('"').and_then(|c| c.strip_suffix('"')).unwrap_or(command))
 }
 
 fn value_of<'a>(argv: &'a [Arg], i: usize, option: &str) -> Option<(Option<&'a str>, bool)> {
@@ -298,6 +301,14 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
         "compgen" | "complete" => {
             for v in builtin_values(argv, COMPLETION_VALUES, &['C', 'F']) {
                 push(v);
+            }
+            // The word list is expanded as the shell expands words: `-W '$(cmd)'` runs `cmd`.
+            for v in builtin_values(argv, COMPLETION_VALUES, &['W']) {
+                match v {
+                    Some(list) if list.contains(['$', '`']) => push(Some(&format!(": {list}"))),
+                    Some(_) => {}
+                    None => push(None),
+                }
             }
         }
         "bind" => {

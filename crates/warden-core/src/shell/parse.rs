@@ -657,7 +657,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `coproc [NAME] COMPOUND` and `time [-p] COMPOUND`: the compound
+    /// `coproc [NAME] COMPOUND` and `time [-p] [--] [!] COMMAND`: the
     /// command they run, which is what is judged. `None`, with nothing
     /// consumed, when a simple command follows: `coproc` and `time` are
     /// then read as programs that run their operands.
@@ -669,9 +669,26 @@ impl<'a> Parser<'a> {
             return None;
         }
         self.skip_blanks();
-        if word == "time" && self.at("-p") && self.peek_at(2).is_none_or(is_meta) {
-            self.pos += 2;
+        // `time -p -- ! ! cmd`: what follows the options and negations is the command timed.
+        let mut rest_is_command = false;
+        while word == "time" {
+            if self.at("-p") && self.peek_at(2).is_none_or(is_meta) {
+                self.pos += 2;
+            } else if self.at("--") && self.peek_at(2).is_none_or(is_meta) {
+                self.pos += 2;
+            } else if self.peek() == Some('!') && self.peek_at(1).is_none_or(is_meta) {
+                self.pos += 1;
+                rest_is_command = true;
+            } else {
+                break;
+            }
             self.skip_blanks();
+        }
+        if word == "time" && self.peek_keyword(&["coproc", "time"]).is_some() {
+            rest_is_command = true;
+        }
+        if rest_is_command {
+            return Some(self.command());
         }
         if word == "coproc"
             && !self.opens_compound()

@@ -118,6 +118,8 @@ pub const WRAPPERS: &[Wrapper] = &[
                 "--other-user",
                 "--close-from",
                 "--command-timeout",
+                "-R",
+                "--chroot",
             ],
         )),
         0,

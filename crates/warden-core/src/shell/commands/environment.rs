@@ -18,7 +18,8 @@ use super::*;
 
 /// Variables whose value a program runs as a shell command: git's
 /// (`GIT_SSH_COMMAND`, its editors, pager and external diff), the pager and
-/// editor many programs start, bash's `PROMPT_COMMAND`, the askpass helpers
+/// editor many programs start (`kubectl edit`, `systemctl edit`, `fc`), the
+/// browser `xdg-open` starts, bash's `PROMPT_COMMAND`, the askpass helpers
 /// and `less`'s input preprocessors.
 pub(crate) const COMMAND_VARS: &[&str] = &[
     "GIT_SSH_COMMAND",
@@ -37,14 +38,19 @@ pub(crate) const COMMAND_VARS: &[&str] = &[
     "EDITOR",
     "VISUAL",
     "SUDO_EDITOR",
+    "KUBE_EDITOR",
+    "SYSTEMD_EDITOR",
+    "FCEDIT",
+    "BROWSER",
     "PROMPT_COMMAND",
     "LESSOPEN",
     "LESSCLOSE",
 ];
 
-/// Prompt strings a shell expands before it shows them (`PS4` before each
-/// traced command): a command substitution in one runs.
-pub(crate) const PROMPT_VARS: &[&str] = &["PS0", "PS1", "PS2", "PS3", "PS4"];
+/// Values a shell expands as words before it uses them: the prompt strings
+/// (`PS4` before each traced command) and the startup file's name
+/// (`BASH_ENV`, `ENV`). A command substitution in one runs.
+pub(crate) const PROMPT_VARS: &[&str] = &["PS0", "PS1", "PS2", "PS3", "PS4", "BASH_ENV", "ENV"];
 
 /// Whether `name` is a variable whose value is code ([`COMMAND_VARS`], [`PROMPT_VARS`]).
 pub(crate) fn holds_code(name: &str) -> bool {
