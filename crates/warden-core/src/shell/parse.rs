@@ -671,10 +671,12 @@ impl<'a> Parser<'a> {
         self.skip_blanks();
         // `time -p -- ! ! cmd`: what follows the options and negations is the command timed.
         let mut rest_is_command = false;
-        while word == "time" {
-            if self.at("-p") && self.peek_at(2).is_none_or(is_meta) {
-                self.pos += 2;
-            } else if self.at("--") && self.peek_at(2).is_none_or(is_meta) {
+        let timed = word == "time";
+        loop {
+            if !timed {
+                break;
+            }
+            if (self.at("-p") || self.at("--")) && self.peek_at(2).is_none_or(is_meta) {
                 self.pos += 2;
             } else if self.peek() == Some('!') && self.peek_at(1).is_none_or(is_meta) {
                 self.pos += 1;
@@ -684,7 +686,7 @@ impl<'a> Parser<'a> {
             }
             self.skip_blanks();
         }
-        if word == "time" && self.peek_keyword(&["coproc", "time"]).is_some() {
+        if timed && self.peek_keyword(&["coproc", "time"]).is_some() {
             rest_is_command = true;
         }
         if rest_is_command {
