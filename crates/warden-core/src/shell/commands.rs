@@ -1274,6 +1274,13 @@ impl<'c, 'a> Walker<'c, 'a> {
                 super::embedded::Carried::Unknown => inv.code_unknown = true,
             }
         }
+        if class.is(Table::Shell) {
+            // `bash --rcfile FILE -i` reads FILE as it reads `BASH_ENV`.
+            let at = argv.iter().position(|a| matches!(a.known(), Some("--rcfile" | "--init-file")));
+            if let Some(file) = at.and_then(|i| argv.get(i + 1)) {
+                env.loads.push(("BASH_ENV", file.clone()));
+            }
+        }
         self.loaded_by_environment(&env, class, &input, program, &state_for, &frame, segment);
 
         // Code that runs: wrappers that run code, shells, interpreters, eval, source.
