@@ -1093,12 +1093,17 @@ impl<'c, 'a> Walker<'c, 'a> {
         inv.secret_input |= inv.argv.iter().any(|a| a.secret);
         inv.secret_input |= inv.stdin_from.iter().any(|r| self.any_secret(r));
         inv.secret_input |= inv.program.is_empty() && inv.reads.iter().any(|p| secret(p));
-        // A file written from a download (`mv x y`, `cp`, `install`, `cat x > y`) holds downloaded code too.
+        // A file written from a download (`mv x y`, `cp`, `install`, `cat x > y`) holds downloaded
+        // code too, and so does the same name in a folder written (`cp x d/`, `mv -t d x`).
         if !self.out.downloads.is_empty() && !inv.writes.is_empty() {
             let index = self.out.invocations.len();
-            let downloaded = |p: &String| self.out.downloads.iter().any(|(d, at)| d == p && *at < index);
-            if inv.reads.iter().any(downloaded) {
-                for w in &inv.writes {
+            let downloaded = |p: &&String| self.out.downloads.iter().any(|(d, at)| d == *p && *at < index);
+            let names: Vec<String> = inv.reads.iter().filter(downloaded).map(|p| basename(p).to_string()).collect();
+            for w in &inv.writes {
+                for name in &names {
+                    self.out.downloads.push((format!("{}/{name}", w.trim_end_matches('/')), index));
+                }
+                if !names.is_empty() {
                     self.out.downloads.push((w.clone(), index));
                 }
             }
@@ -1826,6 +1831,11 @@ impl<'c, 'a> Walker<'c, 'a> {
                 continue;
             }
             let Some(t) = a.known() else { return Some(i) };
+            if t == "-" {
+                // `env -`, also after `--`: `-i`, an empty environment.
+                i += 1;
+                continue;
+            }
             if !options {
                 return Some(i);
             }
@@ -1834,9 +1844,16 @@ impl<'c, 'a> Walker<'c, 'a> {
                 i += 1;
                 continue;
             }
-            if t == "-" {
-                // `env -`: `-i`, an empty environment.
-                i += 1;
+            // A cluster led by a flag (`-iS CMD`, `-iC DIR`, `-0u X`) is read one option at a time.
+            if t.len() > 2
+                && matches!(t.as_bytes().get(1), Some(b'i' | b'0' | b'v'))
+                && let (Some(flag), Some(rest)) = (t.get(..2), t.get(2..))
+            {
+                let (flag, rest) = (Arg::fixed(flag), Arg::fixed(&format!("-{rest}")));
+                if let Some(slot) = argv.get_mut(i) {
+                    *slot = flag;
+                }
+                argv.insert(i + 1, rest);
                 continue;
             }
             if t == "-u" || t == "--unset" || t == "-a" || t == "--argv0" {

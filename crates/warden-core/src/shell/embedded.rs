@@ -116,9 +116,10 @@ fn bind_command(binding: &str) -> Option<&str> {
     } else {
         rest.split_once(':')?.1
     };
-    // The command may itself be quoted: `"\\C-x": "cmd"`.
+    // The command may itself be quoted: `"\C-x": "cmd"`, `"\C-x": 'cmd'`.
     let command = after_keys.trim();
-    Some(command.strip_prefix('"').and_then(|c| c.strip_suffix('"')).unwrap_or(command))
+    let unquoted = ['"', '\''].iter().find_map(|q| command.strip_prefix(*q).and_then(|c| c.strip_suffix(*q)));
+    Some(unquoted.unwrap_or(command))
 }
 
 fn value_of<'a>(argv: &'a [Arg], i: usize, option: &str) -> Option<(Option<&'a str>, bool)> {
@@ -305,7 +306,9 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             // The word list is expanded as the shell expands words: `-W '$(cmd)'` runs `cmd`.
             for v in builtin_values(argv, COMPLETION_VALUES, &['W']) {
                 match v {
-                    Some(list) if list.contains(['$', '`']) => push(Some(&format!(": {list}"))),
+                    Some(list) if list.contains(['$', '`']) || list.contains("<(") || list.contains(">(") => {
+                        push(Some(&format!(": {list}")));
+                    }
                     Some(_) => {}
                     None => push(None),
                 }

@@ -421,8 +421,7 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
     let mut options = true;
     while let Some(a) = argv.get(i) {
         if w.assigns && is_assignment(a) {
-            // `sudo X=1 cmd`: an assignment ends the options and is not the command.
-            options = false;
+            // `sudo X=1 -u root cmd`: an assignment is not the command; options may follow it.
             i += 1;
             continue;
         }

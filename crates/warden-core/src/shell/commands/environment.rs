@@ -52,9 +52,50 @@ pub(crate) const COMMAND_VARS: &[&str] = &[
 /// (`BASH_ENV`, `ENV`). A command substitution in one runs.
 pub(crate) const PROMPT_VARS: &[&str] = &["PS0", "PS1", "PS2", "PS3", "PS4", "BASH_ENV", "ENV"];
 
-/// Whether `name` is a variable whose value is code ([`COMMAND_VARS`], [`PROMPT_VARS`]).
+/// Whether `name` is a variable whose value is code ([`COMMAND_VARS`],
+/// [`PROMPT_VARS`]); an element of one (`PROMPT_COMMAND[1]`) is too.
 pub(crate) fn holds_code(name: &str) -> bool {
+    let name = base_name(name);
     COMMAND_VARS.contains(&name) || PROMPT_VARS.contains(&name)
+}
+
+/// The variable an element assignment sets: `X` of `X[0]`.
+fn base_name(name: &str) -> &str {
+    name.split_once('[').map_or(name, |(n, _)| n)
+}
+
+/// A prompt string as the double-quoted word it is expanded as: its own
+/// `"` and `\` escaped, what is inside a `$(…)` or backquotes kept as written.
+fn prompt_word(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 12);
+    out.push_str("printf %s \"");
+    let mut depth = 0usize;
+    let mut backquoted = false;
+    // A quote open inside a substitution, where parentheses do not count.
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quote) {
+            (q, Some(open)) if q == open => quote = None,
+            (_, Some(_)) => {}
+            ('"' | '\'', None) if depth > 0 => quote = Some(c),
+            ('$', None) if chars.peek() == Some(&'(') => {
+                depth += 1;
+                out.push(c);
+                if let Some(p) = chars.next() {
+                    out.push(p);
+                }
+                continue;
+            }
+            (')', None) if depth > 0 => depth -= 1,
+            ('`', None) => backquoted = !backquoted,
+            ('"' | '\\', None) if depth == 0 && !backquoted => out.push('\\'),
+            _ => {}
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
 }
 
 impl Walker<'_, '_> {
@@ -156,17 +197,24 @@ impl Walker<'_, '_> {
         if !holds_code(name) {
             return;
         }
+        let name = base_name(name);
         let command = COMMAND_VARS.contains(&name);
         let Some(text) = value.code() else {
-            unknown_code(inv, value);
+            // A prompt or prompt command only runs in an interactive shell:
+            // one built from a value only known at run time (`"…$PS1"`) is let be.
+            if command && name != "PROMPT_COMMAND" {
+                unknown_code(inv, value);
+            }
             return;
         };
         let code = if command {
-            // `less` runs `LESSOPEN='|lesspipe %s'` with the file for `%s`.
-            text.trim_start_matches('|').replace("%s", "file")
-        } else {
+            // `less` runs `LESSOPEN='|lesspipe %s'` (also `||`, `|-`) with the file for `%s`.
+            text.trim_start_matches(['|', '-']).replace("%s", "file")
+        } else if text.contains(['$', '`']) {
             // A prompt string is expanded as a double-quoted word is.
-            format!("printf %s \"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+            prompt_word(text)
+        } else {
+            return;
         };
         if code.trim().is_empty() {
             return;
