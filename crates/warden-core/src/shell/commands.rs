@@ -561,13 +561,7 @@ fn assigned_names<'a>(program: &str, argv: &'a [Arg]) -> Vec<&'a str> {
         i += 1;
         for (k, c) in t.char_indices().skip(1) {
             if values.contains(c) {
-                let attached = t.get(k + c.len_utf8()..).unwrap_or("");
-                let value = if attached.is_empty() {
-                    i += 1;
-                    argv.get(i - 1).and_then(Arg::known)
-                } else {
-                    Some(attached)
-                };
+                let value = super::embedded::cluster_value(argv, t, k, c, &mut i);
                 if c == 'a'
                     && program == "read"
                     && let Some(v) = value

@@ -137,13 +137,7 @@ pub fn files(program: &str, argv: &[Arg]) -> Vec<String> {
             if !spec.values.contains(c) {
                 continue;
             }
-            let attached = t.get(k + c.len_utf8()..).unwrap_or("");
-            let value = if attached.is_empty() {
-                i += 1;
-                argv.get(i - 1).and_then(Arg::known)
-            } else {
-                Some(attached)
-            };
+            let value = super::embedded::cluster_value(argv, t, k, c, &mut i);
             if Some(c) == spec.output {
                 outputs.extend(value);
             } else if Some(c) == spec.dir {

@@ -61,6 +61,25 @@ const BIND_VALUES: &str = "mqurfx";
 /// Options of `enable` that take a value; `-f` names the shared object it loads.
 const ENABLE_VALUES: &str = "f";
 
+/// The value of option `c`, found at byte `k` of the option cluster `word`:
+/// the rest of the cluster (`-ofile`), else the next word, which `next`
+/// (the index of the word after `word`) then steps past. `None` when the
+/// value is only known at run time or missing.
+pub(crate) fn cluster_value<'a>(
+    argv: &'a [Arg],
+    word: &'a str,
+    k: usize,
+    c: char,
+    next: &mut usize,
+) -> Option<&'a str> {
+    let attached = word.get(k + c.len_utf8()..).unwrap_or("");
+    if !attached.is_empty() {
+        return Some(attached);
+    }
+    *next += 1;
+    argv.get(*next - 1).and_then(Arg::known)
+}
+
 /// The values a bash builtin's `letter` options are given, read as the
 /// builtin reads its options: clusters (`-tC cb`, `-Ccb`), `--` and the
 /// first operand end them. `None` is a value known only at run time.
@@ -83,16 +102,10 @@ fn builtin_values<'a>(argv: &'a [Arg], values: &str, letters: &[char]) -> Vec<Op
             if !values.contains(c) {
                 continue;
             }
-            let attached = t.get(k + c.len_utf8()..).unwrap_or("");
-            let value = if attached.is_empty() {
-                i += 1;
-                match argv.get(i - 1) {
-                    Some(v) => v.known(),
-                    None => break,
-                }
-            } else {
-                Some(attached)
-            };
+            if t.len() == k + c.len_utf8() && argv.get(i).is_none() {
+                break;
+            }
+            let value = cluster_value(argv, t, k, c, &mut i);
             if letters.contains(&c) {
                 out.push(value);
             }
