@@ -1476,9 +1476,14 @@ impl<'c, 'a> Walker<'c, 'a> {
             && !program.is_empty()
             && !super::metadata::only_metadata_of(program, class, &argv);
         let mut skip_next = false;
-        for a in argv.iter().skip(operands_from) {
+        // Patterns, filters and excluded globs are data, not files (`grep -rn "/etc/shadow" .`).
+        let data = if reads_operands { super::data_words::data_words(program, &argv) } else { Vec::new() };
+        for (i, a) in argv.iter().enumerate().skip(operands_from) {
             if skip_next {
                 skip_next = false;
+                continue;
+            }
+            if data.contains(&i) {
                 continue;
             }
             let Some(text) = a.known() else { continue };
@@ -2056,6 +2061,13 @@ impl<'c, 'a> Walker<'c, 'a> {
         if roots.is_empty() {
             roots.push(Arg::fixed("."));
         }
+        // One name filter, not negated nor one of alternatives, narrows what is found to
+        // files of that name anywhere under each root (`find /tmp -name '*.sock' -delete`).
+        let named = selected_name(argv.get(i..).unwrap_or(&[]));
+        let under = |root: &Arg| match (&named, root.path()) {
+            (Some(name), Some(r)) => Arg::fixed(&format!("{}/**/{name}", r.trim_end_matches('/'))),
+            _ => under(root),
+        };
         let mut f = frame.clone();
         while let Some(a) = argv.get(i) {
             match a.known() {
@@ -2093,6 +2105,22 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
         }
     }
+}
+
+/// The name a `find` expression selects, when it is one `-name`/`-iname`
+/// test that is neither negated nor one of alternatives (`-o`), and not `*`.
+fn selected_name(expression: &[Arg]) -> Option<String> {
+    let words: Vec<Option<&str>> = expression.iter().map(Arg::known).collect();
+    if words.iter().any(|w| matches!(w, None | Some("-o" | "-or" | "!" | "-not" | ","))) {
+        return None;
+    }
+    let mut names = words.iter().enumerate().filter(|(_, w)| matches!(w, Some("-name" | "-iname")));
+    let (at, _) = names.next()?;
+    if names.next().is_some() {
+        return None;
+    }
+    let name = words.get(at + 1).copied().flatten()?;
+    (!name.trim_matches('*').is_empty() && !name.contains('/')).then(|| name.to_string())
 }
 
 /// Everything under a `find` root, as a glob.

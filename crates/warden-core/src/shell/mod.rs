@@ -25,6 +25,7 @@
 
 pub mod ast;
 pub mod commands;
+pub mod data_words;
 pub mod decode;
 pub mod downloads;
 pub mod embedded;

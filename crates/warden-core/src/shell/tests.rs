@@ -268,7 +268,10 @@ mod analysis {
         let a = run("cd / && rm -rf *");
         let rm = a.invocations.iter().find(|i| i.program == "rm");
         assert_eq!(rm.map(|i| i.writes.clone()), Some(vec!["/*".to_string()]));
+        // One name filter narrows it to files of that name anywhere under the root.
         let a = run("find / -name x -exec rm -rf {} \\;");
+        assert!(a.invocations.iter().any(|i| i.program == "rm" && i.writes == ["/**/x"]), "{a:?}");
+        let a = run("find / -type f -exec rm -rf {} \\;");
         assert!(a.invocations.iter().any(|i| i.program == "rm" && i.writes == ["/*"]), "{a:?}");
         let a = run("find ~ -delete");
         assert!(a.invocations.iter().any(|i| i.program == "rm" && i.writes == ["~/*"]), "{a:?}");

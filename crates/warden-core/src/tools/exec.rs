@@ -345,8 +345,13 @@ fn shutdown(inv: &Invocation, out: &mut Vec<Finding>) {
         return;
     }
     let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
+    // `--help` and `--version` print and exit; `shutdown -c` cancels one.
+    let prints = args.iter().any(|a| matches!(*a, "--help" | "--version" | "-h" | "-V"));
     let hit = match program {
-        "shutdown" | "reboot" | "halt" | "poweroff" => !args.contains(&"-c"),
+        "shutdown" | "reboot" | "halt" | "poweroff" => {
+            !args.contains(&"-c") && !args.contains(&"--help") && !args.contains(&"--version")
+        }
+        "systemctl" if prints => false,
         "init" | "telinit" => args.iter().any(|a| matches!(*a, "0" | "6")),
         "systemctl" => args.iter().any(|a| matches!(*a, "poweroff" | "reboot" | "halt" | "kexec" | "emergency")),
         // `kill 1` ends init; `kill -9 -1` every process of the user.

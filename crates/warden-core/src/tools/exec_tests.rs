@@ -1429,6 +1429,116 @@ fn a_shell_wired_to_the_network_is_a_remote_shell_however_it_is_wired() {
     check_rows(REMOTE_SHELLS);
 }
 
+const DATA_WORDS: &[Row] = &[
+    ("a search for a secret file's name", "rg \"/etc/shadow\"", Decision::Allow, "tools.allow"),
+    ("grep for a home path in the workspace", "grep -rn \"/root/.ssh\" .", Decision::Allow, "tools.allow"),
+    (
+        "grep making sure .env is ignored",
+        "grep -qxF '.env' .gitignore || echo '.env' >> .gitignore",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    ("grep with context before its pattern", "grep -A 3 -rn \".env\" src/", Decision::Allow, "tools.allow"),
+    ("grep excluding .env", "grep -rn TODO . --exclude-dir=.git --exclude=.env", Decision::Allow, "tools.allow"),
+    ("git grep for a secret path", "git grep -n \"/etc/shadow\" -- '*.py'", Decision::Allow, "tools.allow"),
+    ("git log -S for a secret path", "git log -S \"/etc/shadow\" --oneline", Decision::Allow, "tools.allow"),
+    ("git log --grep for .env", "git log --grep \".env\" --oneline", Decision::Allow, "tools.allow"),
+    ("a jq filter named like a secret file", "jq -r '.env' app.json", Decision::Allow, "tools.allow"),
+    ("a yq filter", "yq '.env' app.yaml", Decision::Allow, "tools.allow"),
+    ("tar leaving .env out", "tar czf /tmp/src.tgz --exclude=.env .", Decision::Allow, "tools.allow"),
+    ("tar leaving .env out, value apart", "tar czf /tmp/src.tgz --exclude .env .", Decision::Allow, "tools.allow"),
+    (
+        "rsync leaving .env out of a local copy",
+        "rsync -av --exclude .env ./ /tmp/ws-copy/",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    ("zip leaving .env out", "zip -r bundle.zip . -x .env", Decision::Allow, "tools.allow"),
+    (
+        "grep reading a secret file after its pattern is a read",
+        "grep -n key ~/.ssh/id_rsa",
+        Decision::Deny,
+        "path.protected",
+    ),
+    ("grep with -e reads its first operand", "grep -e key ~/.ssh/id_rsa", Decision::Deny, "path.protected"),
+    ("grep -f reads its pattern file", "grep -f ~/.ssh/id_rsa notes.txt", Decision::Deny, "path.protected"),
+    ("rg reads the files after its pattern", "rg -i secret ~/.aws/credentials", Decision::Deny, "path.protected"),
+    ("jq reads the files after its filter", "jq . ~/.docker/config.json", Decision::Deny, "path.protected"),
+    (
+        "jq --slurpfile reads its file",
+        "jq -n --slurpfile c ~/.docker/config.json '$c'",
+        Decision::Deny,
+        "path.protected",
+    ),
+    (
+        "tar of a secret folder after an exclude",
+        "tar czf /tmp/k.tgz --exclude=.git ~/.ssh",
+        Decision::Deny,
+        "path.protected",
+    ),
+    ("git show of a file is still a read", "git show HEAD:.env", Decision::Allow, "tools.allow"),
+];
+
+#[test]
+fn patterns_filters_and_excluded_globs_are_data_and_the_files_after_them_are_read() {
+    check_rows(DATA_WORDS);
+}
+
+const NARROWED: &[Row] = &[
+    ("find deleting sockets by name in /tmp", "find /tmp -name '*.sock' -delete", Decision::Allow, "tools.allow"),
+    (
+        "find removing old temp folders by name",
+        "find /tmp -maxdepth 1 -name 'tmp.*' -mmin +60 -exec rm -rf {} +",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    (
+        "find removing core files by name",
+        "find /tmp -maxdepth 1 -name 'core.*' -exec rm {} \\;",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    (
+        "find deleting by name everywhere under / is still a delete outside",
+        "find / -name '*.log' -delete",
+        Decision::Deny,
+        "exec.recursive-delete-outside",
+    ),
+    (
+        "find deleting by name in home is still a delete outside",
+        "find ~ -iname '*.pyc' -delete",
+        Decision::Deny,
+        "exec.recursive-delete-outside",
+    ),
+    ("find deleting everything in /tmp stays critical", "find /tmp -delete", Decision::Deny, "exec.recursive-delete"),
+    (
+        "find with a name of only stars selects everything",
+        "find /tmp -name '*' -delete",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "find with alternative names selects more than one name",
+        "find / -name '*.log' -o -name '*' -delete",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "find with a negated name selects everything else",
+        "find ~ ! -name '*.keep' -delete",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    ("shutdown --help prints its usage", "shutdown --help", Decision::Allow, "tools.allow"),
+    ("systemctl reboot --help prints its usage", "systemctl reboot --help", Decision::Allow, "tools.allow"),
+    ("shutdown -h now halts", "shutdown -h now", Decision::Deny, "exec.shutdown"),
+];
+
+#[test]
+fn a_find_narrowed_to_one_name_deletes_files_of_that_name_and_help_only_prints() {
+    check_rows(NARROWED);
+}
+
 const DOWNLOADED_CONTENT: &[Row] = &[
     (
         "a downloaded script catted into a shell",

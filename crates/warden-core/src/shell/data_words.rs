@@ -1,0 +1,197 @@
+//! Words that are data, not files, although a program's other operands are
+//! files it reads: a search's pattern (`grep -rn "/etc/shadow" .`,
+//! `rg '.env'`, `git grep`, `git log -S/-G/--grep`), a JSON filter (`jq
+//! '.env' config.json`), and the globs an archiver, copier or search leaves
+//! out (`tar --exclude=.env`, `rsync --exclude .env`, `zip -x .env`,
+//! `grep --exclude=.env`). Reading them as paths made the careful command
+//! (keeping a secret out of an archive) a read of the secret.
+//!
+//! Only the words are spared: a file a search reads (`grep -f FILE`, `jq
+//! --slurpfile NAME FILE`, the files after the pattern) is still a read.
+
+use super::commands::Arg;
+use crate::prelude::*;
+
+/// Options of the grep family whose value is a pattern or a count, not a file.
+const SEARCH_VALUES: &[&str] = &[
+    "-e",
+    "--regexp",
+    "-A",
+    "-B",
+    "-C",
+    "--context",
+    "--after-context",
+    "--before-context",
+    "-m",
+    "--max-count",
+    "-g",
+    "--glob",
+    "--iglob",
+    "-t",
+    "--type",
+    "--type-not",
+    "-d",
+    "--directories",
+    "-D",
+    "--devices",
+    "--color",
+    "--colors",
+    "-j",
+    "--threads",
+    "-M",
+    "--max-columns",
+    "--label",
+    "--encoding",
+    "--replace",
+];
+/// Options whose value is a glob of what to leave out or take in.
+const GLOB_VALUES: &[&str] = &["--exclude", "--include", "--exclude-dir", "--include-dir", "--filter", "--ignore"];
+/// `git log`-like options whose value is a pattern or a text.
+const GIT_VALUES: &[&str] = &["-S", "-G", "--grep", "--author", "--committer", "--format", "--pretty", "-e"];
+
+/// The indices of `argv`'s words that are data, not files.
+pub fn data_words(program: &str, argv: &[Arg]) -> Vec<usize> {
+    match program {
+        "grep" | "egrep" | "fgrep" | "zgrep" | "rg" | "ag" | "ack" | "ugrep" | "pcregrep" | "pcre2grep" => {
+            search(argv, 1)
+        }
+        "git" => git(argv),
+        "jq" | "gojq" | "jaq" | "yq" => filter(argv),
+        "tar" | "bsdtar" | "gtar" | "rsync" | "zip" => globs(program, argv),
+        _ => Vec::new(),
+    }
+}
+
+/// The value of the option at `i`, attached (`--exclude=x`, `-ex`) or the next word: its index when it is the next word.
+fn value_at(argv: &[Arg], i: usize, options: &[&str]) -> Option<Option<usize>> {
+    let t = argv.get(i)?.known()?;
+    if options.contains(&t) {
+        return Some(Some(i + 1));
+    }
+    let attached = options.iter().any(|o| {
+        t.strip_prefix(o).is_some_and(|rest| if o.starts_with("--") { rest.starts_with('=') } else { !rest.is_empty() })
+    });
+    attached.then_some(None)
+}
+
+/// A search from word `from` on: option values, then the pattern (the first
+/// operand) unless `-e`/`-f` named it.
+fn search(argv: &[Arg], from: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let named = argv.iter().skip(from).filter_map(Arg::known).any(|t| {
+        matches!(t, "-e" | "--regexp" | "-f" | "--file")
+            || t.starts_with("--regexp=")
+            || t.starts_with("--file=")
+            || (t.starts_with('-') && !t.starts_with("--") && t.len() > 2 && t[1..].starts_with(['e', 'f']))
+    });
+    let mut pattern_found = named;
+    let mut options = true;
+    let mut i = from;
+    while let Some(a) = argv.get(i) {
+        let Some(t) = a.known() else {
+            i += 1;
+            continue;
+        };
+        if options && t == "--" {
+            options = false;
+        } else if options && t.starts_with('-') && t.len() > 1 {
+            let values = value_at(argv, i, SEARCH_VALUES).or_else(|| value_at(argv, i, GLOB_VALUES));
+            if let Some(next) = values {
+                out.push(i);
+                if let Some(n) = next {
+                    out.push(n);
+                    i = n;
+                }
+            }
+        } else if !pattern_found {
+            pattern_found = true;
+            out.push(i);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `git grep` is a search after its subcommand; `git log`, `show` and their
+/// kin take patterns and texts as option values.
+fn git(argv: &[Arg]) -> Vec<usize> {
+    // The subcommand: the first word after git's own options (`-C DIR`, `-c NAME=VALUE` take one).
+    let mut sub = 1;
+    while let Some(t) = argv.get(sub).and_then(Arg::known).filter(|t| t.starts_with('-')) {
+        sub += if matches!(t, "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace") { 2 } else { 1 };
+    }
+    if sub >= argv.len() {
+        return Vec::new();
+    }
+    if argv.get(sub).and_then(Arg::known) == Some("grep") {
+        return search(argv, sub + 1);
+    }
+    let mut out = Vec::new();
+    for i in sub + 1..argv.len() {
+        if let Some(next) = value_at(argv, i, GIT_VALUES) {
+            out.push(i);
+            out.extend(next);
+        }
+    }
+    out
+}
+
+/// A JSON or YAML filter: the first operand unless `-f`/`--from-file` names
+/// a filter file; `--arg`/`--argjson` values are data too.
+fn filter(argv: &[Arg]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let from_file = argv.iter().filter_map(Arg::known).any(|t| matches!(t, "-f" | "--from-file"));
+    let mut found = from_file;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        let t = a.known().unwrap_or("");
+        match t {
+            "--arg" | "--argjson" => {
+                out.extend([i + 1, i + 2]);
+                i += 3;
+                continue;
+            }
+            "--slurpfile" | "--rawfile" => {
+                // The name is data; the file is read.
+                out.push(i + 1);
+                i += 3;
+                continue;
+            }
+            "--indent" | "--tab" => {}
+            _ if t.starts_with('-') && t.len() > 1 => {}
+            _ if !found && a.known().is_some() => {
+                found = true;
+                out.push(i);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The globs an archiver or copier leaves out or takes in.
+fn globs(program: &str, argv: &[Arg]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < argv.len() {
+        if let Some(next) = value_at(argv, i, GLOB_VALUES) {
+            out.push(i);
+            out.extend(next);
+        } else if program == "zip"
+            && matches!(argv.get(i).and_then(Arg::known), Some("-x" | "-i" | "--exclude" | "--include"))
+        {
+            // `zip … -x a b c`: every word after it up to the next option.
+            let end = argv
+                .iter()
+                .skip(i + 1)
+                .position(|a| a.known().is_none_or(|t| t.starts_with('-')))
+                .map_or(argv.len(), |p| i + 1 + p);
+            out.extend(i..end);
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
