@@ -882,8 +882,11 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let value = var.and_then(|v| v.0.map(String::from));
                     let known = match (value, param.rest.is_empty(), rest.text.as_deref()) {
                         (Some(v), true, _) => Some(v),
-                        // `${x:-default}` and friends: the variable's value when it is set.
-                        (Some(v), false, Some(r)) if !v.is_empty() && (r.starts_with(":-") || r.starts_with('-')) => {
+                        // `${x:-default}`, `${x:=default}`, `${x:?message}` and their forms without
+                        // the colon: the variable's value when it is set (`rm -rf "${HOME:?}"/`).
+                        (Some(v), false, Some(r))
+                            if !v.is_empty() && r.trim_start_matches(':').starts_with(['-', '=', '?']) =>
+                        {
                             Some(v)
                         }
                         // `${IFS:0:1}`: a substring of a known value.

@@ -133,6 +133,12 @@ pub fn check_parsed(places: &Places<'_>, parsed: &Result<Script, ParseError>, cw
         };
         out.push(finding(rule, format!("`{}`: {}.", shorten_segment(&problem.segment), problem.detail)));
     }
+    // Files the command fills with secrets, for the network commands that may send them on.
+    let stashed = if analysis.invocations.iter().any(|i| NETWORK.has(&i.program)) {
+        stashed_secrets(places, &analysis)
+    } else {
+        Vec::new()
+    };
     for (index, inv) in analysis.invocations.iter().enumerate() {
         recursive_delete(places, inv, &mut out);
         let formatted = super::devices::check(&analysis, inv, places.home, &mut out);
@@ -143,7 +149,7 @@ pub fn check_parsed(places: &Places<'_>, parsed: &Result<Script, ParseError>, cw
         firewall(inv, &mut out);
         super::infrastructure::check(inv, &mut out);
         super::permissions::check(places, inv, &mut out);
-        exfiltration(places, &analysis, inv, &mut out);
+        exfiltration(places, &analysis, &stashed, inv, &mut out);
         effects(inv, &mut out);
         if !inv.argv.is_empty() && inv.argv.first().is_some_and(|a| a.known().is_none()) {
             let raw = inv.argv.first().map(|a| a.raw.as_str()).unwrap_or("");
@@ -429,17 +435,96 @@ fn reads_whole_directories(inv: &Invocation) -> bool {
 }
 
 /// Where secret data a sender handles comes from, named for the reason.
-fn secret_source(places: &Places<'_>, analysis: &Analysis, inv: &Invocation) -> Option<String> {
-    let reads_secret = |i: &Invocation| {
-        let whole = reads_whole_directories(i);
-        i.reads.iter().find_map(|p| {
-            if places.protected_by(p, Access::Read).is_some() || secrets::is_environ(p) {
-                return Some(format!("`{p}`"));
+/// A file the command writes secrets into, and what they are: `env > /tmp/e`,
+/// `tar czf /tmp/h.tgz ~`, `cp ~/.ssh/id_rsa /tmp/k`, `env | tee /tmp/e`.
+/// Sending such a file on is sending the secret (`curl -T /tmp/h.tgz …`).
+fn stashed_secrets(places: &Places<'_>, analysis: &Analysis) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for inv in &analysis.invocations {
+        let archive = archive_created(inv).map(|a| places.home.normalize(a, inv.cwd.as_deref()));
+        if inv.writes.is_empty() && archive.is_none() {
+            continue;
+        }
+        let vendor = || {
+            inv.argv
+                .iter()
+                .chain(inv.redirects.iter().map(|r| &r.target))
+                .filter(|a| a.text.is_none())
+                .flat_map(|a| secrets::vendor_variables(&a.raw))
+                .map(|s| s.what)
+                .next()
+        };
+        let upstream = || {
+            analysis.invocations.iter().filter(|o| analysis.upstream(o, inv)).find_map(|o| {
+                reads_secret(places, &out, o).or_else(|| o.secret_output.as_ref().map(|s| s.what.clone()))
+            })
+        };
+        let source = reads_secret(places, &out, inv)
+            .or_else(|| inv.secret_output.as_ref().map(|s| s.what.clone()))
+            .or_else(vendor)
+            .or_else(upstream)
+            .or_else(|| inv.secret_input.then(|| "data from a protected file or a secret".to_string()));
+        if let Some(what) = source {
+            for w in inv.writes.iter().chain(&archive) {
+                if !w.starts_with("/dev/") {
+                    out.push((w.clone(), what.clone()));
+                }
             }
-            let held = if whole { super::protected::held_in(places.protected, p) } else { None };
-            held.map(|glob| format!("`{p}`, which holds the protected path `{glob}`"))
-        })
-    };
+        }
+    }
+    out
+}
+
+/// The archive `tar` (`c` in its key letters or an option cluster, `-f F`,
+/// `--file F`) or `zip` (its first operand) creates, as written.
+fn archive_created(inv: &Invocation) -> Option<&str> {
+    let words: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
+    match inv.program.as_str() {
+        "tar" | "bsdtar" | "gtar" => {
+            let first = words.first()?;
+            let creates = words.iter().any(|w| matches!(*w, "--create" | "--append"))
+                || (!first.starts_with("--") && first.trim_start_matches('-').contains(['c', 'r']));
+            if !creates {
+                return None;
+            }
+            words.iter().enumerate().find_map(|(i, w)| {
+                if let Some(file) = w.strip_prefix("--file=") {
+                    return Some(file);
+                }
+                let cluster = w.strip_prefix('-').unwrap_or(if i == 0 { w } else { "" });
+                (*w == "--file" || (!cluster.starts_with('-') && cluster.ends_with('f')))
+                    .then(|| words.get(i + 1).copied())
+                    .flatten()
+            })
+        }
+        "zip" => words.iter().find(|w| !w.starts_with('-')).copied(),
+        _ => None,
+    }
+}
+
+/// The secret `i` reads: a protected path, a process's environment, a whole
+/// folder holding a protected path, or a file the command filled with secrets.
+fn reads_secret(places: &Places<'_>, stashed: &[(String, String)], i: &Invocation) -> Option<String> {
+    let whole = reads_whole_directories(i);
+    i.reads.iter().find_map(|p| {
+        if places.protected_by(p, Access::Read).is_some() || secrets::is_environ(p) {
+            return Some(format!("`{p}`"));
+        }
+        if let Some((_, what)) = stashed.iter().find(|(f, _)| f == p) {
+            return Some(format!("`{p}`, which holds {what}"));
+        }
+        let held = if whole { super::protected::held_in(places.protected, p) } else { None };
+        held.map(|glob| format!("`{p}`, which holds the protected path `{glob}`"))
+    })
+}
+
+fn secret_source(
+    places: &Places<'_>,
+    analysis: &Analysis,
+    stashed: &[(String, String)],
+    inv: &Invocation,
+) -> Option<String> {
+    let reads_secret = |i: &Invocation| reads_secret(places, stashed, i);
     // A vendor's token sent only to the vendor's hosts is used, not leaked.
     let hosts: Vec<String> = inv.argv.iter().filter_map(Arg::known).filter_map(secrets::url_host).collect();
     let printed = |s: &SecretOutput| (!secrets::only_vendor_hosts(s, &hosts)).then(|| s.what.clone());
@@ -488,12 +573,18 @@ fn secret_source(places: &Places<'_>, analysis: &Analysis, inv: &Invocation) -> 
         .or_else(|| inv.secret_input.then(|| "data from a protected file or a secret".to_string()))
 }
 
-fn exfiltration(places: &Places<'_>, analysis: &Analysis, inv: &Invocation, out: &mut Vec<Finding>) {
+fn exfiltration(
+    places: &Places<'_>,
+    analysis: &Analysis,
+    stashed: &[(String, String)],
+    inv: &Invocation,
+    out: &mut Vec<Finding>,
+) {
     let socket = inv.writes.iter().any(|p| p.starts_with("/dev/tcp/") || p.starts_with("/dev/udp/"));
     if !NETWORK.has(&inv.program) && !socket && !inv.effects.contains(&Effect::Sends) {
         return;
     }
-    if let Some(source) = secret_source(places, analysis, inv) {
+    if let Some(source) = secret_source(places, analysis, stashed, inv) {
         out.push(finding(
             rules::EXEC_CREDENTIAL_EXFILTRATION,
             format!("{} sends {source} over the network.", Quoted(inv)),
