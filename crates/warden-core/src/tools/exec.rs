@@ -275,7 +275,8 @@ fn is_socket(path: &str) -> bool {
 /// `ncat --sh-exec`, `socat TCP:h:p EXEC:sh`).
 fn remote_shell(analysis: &Analysis, index: usize, inv: &Invocation, out: &mut Vec<Finding>) {
     let runs_socket = inv.runs_files.iter().any(|f| is_socket(f));
-    let network = |o: &Invocation| NETWORK.has(&o.program);
+    // A downloader piped into a shell is `download_execute`'s finding, not a second one.
+    let network = |o: &Invocation| NETWORK.has(&o.program) && !o.class.is(Table::Downloader);
     // Only a shell's output piped to the network is taken for a remote shell: an interpreter
     // reading a here-document (`python3 - <<EOF … | curl -d @-`) sends what the script prints.
     let shell = inv.class.is(Table::Shell);
