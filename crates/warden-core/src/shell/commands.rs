@@ -2378,6 +2378,36 @@ fn join_known(args: &[Arg]) -> Option<Arg> {
 }
 
 /// The value of `$(echo words)`, which agents use to obscure a word.
+/// What `mktemp` prints: the new file or folder it makes, named from its
+/// template (`tmp.XXXXXXXXXX` by default) under `-p DIR`, `--tmpdir=DIR` or
+/// `$TMPDIR` (`/tmp` when not known) when it has no template or is given
+/// `-t`/`--tmpdir`, else the template as written. Its random part stays
+/// `X`s: what matters is the folder it is made in.
+fn mktemp_value(words: &[Word], state: &State) -> Option<String> {
+    let (mut dir, mut in_tmp, mut template) = (None::<String>, false, None::<&str>);
+    let mut words = words.iter();
+    while let Some(w) = words.next() {
+        let t = w.bare()?;
+        match t {
+            "-p" => dir = Some(words.next()?.bare()?.to_string()),
+            "--tmpdir" => in_tmp = true,
+            _ if t.starts_with("--tmpdir=") => dir = t.strip_prefix("--tmpdir=").map(String::from),
+            "--directory" | "--quiet" | "--dry-run" => {}
+            _ if t.len() > 1 && t.starts_with('-') && t[1..].chars().all(|c| matches!(c, 'd' | 'q' | 'u' | 't')) => {
+                in_tmp |= t.contains('t');
+            }
+            _ if !t.starts_with('-') && template.is_none() => template = Some(t),
+            _ => return None,
+        }
+    }
+    let name = template.unwrap_or("tmp.XXXXXXXXXX");
+    if template.is_some() && !in_tmp && dir.is_none() {
+        return Some(name.to_string());
+    }
+    let tmp = state.var("TMPDIR").and_then(|v| v.0).filter(|d| !d.is_empty()).unwrap_or("/tmp");
+    Some(format!("{}/{name}", dir.as_deref().unwrap_or(tmp).trim_end_matches('/')))
+}
+
 fn echo_value(script: &Script, state: &State) -> Option<String> {
     let [item] = script.0.as_slice() else { return None };
     if !item.list.rest.is_empty() {
@@ -2392,6 +2422,9 @@ fn echo_value(script: &Script, state: &State) -> Option<String> {
             [flag] if matches!(flag.bare(), Some("-L" | "-P")) => state.cwd.as_deref().map(String::from),
             _ => None,
         };
+    }
+    if first.bare() == Some("mktemp") && simple.redirects.is_empty() {
+        return mktemp_value(rest, state);
     }
     if first.bare() != Some("echo") || !simple.redirects.is_empty() {
         return None;

@@ -1484,7 +1484,7 @@ fn patterns_filters_and_excluded_globs_are_data_and_the_files_after_them_are_rea
     check_rows(DATA_WORDS);
 }
 
-const NARROWED: &[Row] = &[
+const NARROWED_TARGETS: &[Row] = &[
     ("find deleting sockets by name in /tmp", "find /tmp -name '*.sock' -delete", Decision::Allow, "tools.allow"),
     (
         "find removing old temp folders by name",
@@ -1532,6 +1532,31 @@ const NARROWED: &[Row] = &[
     ("shutdown --help prints its usage", "shutdown --help", Decision::Allow, "tools.allow"),
     ("systemctl reboot --help prints its usage", "systemctl reboot --help", Decision::Allow, "tools.allow"),
     ("shutdown -h now halts", "shutdown -h now", Decision::Deny, "exec.shutdown"),
+    (
+        "a folder mktemp made, removed",
+        "tmp=$(mktemp -d); cp -r src \"$tmp\"; rm -rf \"$tmp\"",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    (
+        "a mktemp folder removed on exit",
+        "TMP=$(mktemp -d -t build.XXXXXX)\ntrap 'rm -rf \"$TMP\"' EXIT\nmake -C \"$TMP\"",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    (
+        "a mktemp folder under a named parent",
+        "d=$(mktemp -d -p /var/tmp); rm -rf \"$d\"",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    ("a mktemp folder's parent removed", "d=$(mktemp -d); rm -rf \"$d\"/..", Decision::Deny, "exec.recursive-delete"),
+    (
+        "a mktemp under a folder only known at run time",
+        "d=$(mktemp -d -p \"$X\"); rm -rf \"$d\"",
+        Decision::Ask,
+        "exec.recursive-delete-dynamic",
+    ),
     ("rm -rf of home checked for being set", "rm -rf \"${HOME:?}\"/", Decision::Deny, "exec.recursive-delete"),
     ("rm -rf of home or a default", "rm -rf ${HOME:=/tmp/x}/*", Decision::Deny, "exec.recursive-delete"),
     (
@@ -1543,8 +1568,8 @@ const NARROWED: &[Row] = &[
 ];
 
 #[test]
-fn a_find_narrowed_to_one_name_deletes_files_of_that_name_help_only_prints_and_home_checked_for_being_set_is_home() {
-    check_rows(NARROWED);
+fn targets_narrowed_by_a_find_name_a_set_home_or_mktemp_are_what_they_name_and_help_only_prints() {
+    check_rows(NARROWED_TARGETS);
 }
 
 const STASHED_SECRETS: &[Row] = &[
