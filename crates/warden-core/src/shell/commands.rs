@@ -308,7 +308,9 @@ impl Analysis {
         self.downloads.iter().any(|(d, at)| *at < before && d == path)
             || self.download_dirs.iter().any(|(d, at)| {
                 *at < before
-                    && path.strip_prefix(d.as_str()).is_some_and(|rest| rest.starts_with('/') || d.ends_with('/'))
+                    && path
+                        .strip_prefix(d.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || d.ends_with('/'))
             })
     }
 
@@ -2066,7 +2068,9 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         // One name filter, not negated nor one of alternatives, narrows what is found to
         // files of that name anywhere under each root (`find /tmp -name '*.sock' -delete`).
-        let named = selected_name(argv.get(i..).unwrap_or(&[]));
+        // Following links (`-L`, `-H`, `-follow`) leaves the roots: no narrowing then.
+        let follows = argv.get(1..i).unwrap_or(&[]).iter().any(|a| matches!(a.known(), Some("-L" | "-H")));
+        let named = selected_name(argv.get(i..).unwrap_or(&[])).filter(|_| !follows);
         let under = |root: &Arg| match (&named, root.path()) {
             (Some(name), Some(r)) => Arg::fixed(&format!("{}/**/{name}", r.trim_end_matches('/'))),
             _ => under(root),
@@ -2114,7 +2118,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 /// test that is neither negated nor one of alternatives (`-o`), and not `*`.
 fn selected_name(expression: &[Arg]) -> Option<String> {
     let words: Vec<Option<&str>> = expression.iter().map(Arg::known).collect();
-    if words.iter().any(|w| matches!(w, None | Some("-o" | "-or" | "!" | "-not" | ","))) {
+    if words.iter().any(|w| matches!(w, None | Some("-o" | "-or" | "!" | "-not" | "," | "-follow"))) {
         return None;
     }
     let mut names = words.iter().enumerate().filter(|(_, w)| matches!(w, Some("-name" | "-iname")));
@@ -2122,8 +2126,15 @@ fn selected_name(expression: &[Arg]) -> Option<String> {
     if names.next().is_some() {
         return None;
     }
+    // The test must come before the action: `find /tmp -delete -name x` deletes everything.
+    let action = words.iter().position(|w| matches!(w, Some("-delete" | "-exec" | "-execdir" | "-ok" | "-okdir")));
+    if action.is_some_and(|a| a < at) {
+        return None;
+    }
     let name = words.get(at + 1).copied().flatten()?;
-    (!name.trim_matches('*').is_empty() && !name.contains('/')).then(|| name.to_string())
+    // A name of wildcards and dots (`?*`, `.*`, `*.*`) or a bracket set selects too much to narrow.
+    let literal = name.chars().any(|c| !matches!(c, '*' | '?' | '.'));
+    (literal && !name.contains(['/', '['])).then(|| name.to_string())
 }
 
 /// Everything under a `find` root, as a glob.

@@ -12,38 +12,15 @@
 use super::commands::Arg;
 use crate::prelude::*;
 
-/// Options of the grep family whose value is a pattern or a count, not a file.
-const SEARCH_VALUES: &[&str] = &[
-    "-e",
-    "--regexp",
-    "-A",
-    "-B",
-    "-C",
-    "--context",
-    "--after-context",
-    "--before-context",
-    "-m",
-    "--max-count",
-    "-g",
-    "--glob",
-    "--iglob",
-    "-t",
-    "--type",
-    "--type-not",
-    "-d",
-    "--directories",
-    "-D",
-    "--devices",
-    "--color",
-    "--colors",
-    "-j",
-    "--threads",
-    "-M",
-    "--max-columns",
-    "--label",
-    "--encoding",
-    "--replace",
-];
+/// Options of every search whose value is a pattern or a count, not a file.
+const SEARCH_VALUES: &[&str] =
+    &["-e", "--regexp", "-A", "-B", "-C", "--context", "--after-context", "--before-context", "-m", "--max-count"];
+/// Options of `grep` alone that take a value (its `--color` takes one only after `=`).
+const GREP_VALUES: &[&str] = &["-d", "--directories", "-D", "--devices", "--label"];
+/// Options of `rg` alone that take a value.
+const RG_VALUES: &[&str] =
+    &["-g", "--glob", "--iglob", "-t", "--type", "--type-not", "-j", "--threads", "-M", "--max-columns", "--encoding"];
+
 /// Options whose value is a glob of what to leave out or take in.
 const GLOB_VALUES: &[&str] = &["--exclude", "--include", "--exclude-dir", "--include-dir", "--filter", "--ignore"];
 /// `git log`-like options whose value is a pattern or a text.
@@ -52,9 +29,11 @@ const GIT_VALUES: &[&str] = &["-S", "-G", "--grep", "--author", "--committer", "
 /// The indices of `argv`'s words that are data, not files.
 pub fn data_words(program: &str, argv: &[Arg]) -> Vec<usize> {
     match program {
-        "grep" | "egrep" | "fgrep" | "zgrep" | "rg" | "ag" | "ack" | "ugrep" | "pcregrep" | "pcre2grep" => {
-            search(argv, 1)
-        }
+        "grep" | "egrep" | "fgrep" | "zgrep" => search(argv, 1, GREP_VALUES),
+        // `rg --files` lists the files it would search: every operand is a path.
+        "rg" if argv.iter().any(|a| matches!(a.known(), Some("--files" | "--type-list"))) => Vec::new(),
+        "rg" => search(argv, 1, RG_VALUES),
+        "ag" | "ack" | "ugrep" | "pcregrep" | "pcre2grep" => search(argv, 1, &[]),
         "git" => git(argv),
         "jq" | "gojq" | "jaq" | "yq" => filter(argv),
         "tar" | "bsdtar" | "gtar" | "rsync" | "zip" => globs(program, argv),
@@ -76,7 +55,7 @@ fn value_at(argv: &[Arg], i: usize, options: &[&str]) -> Option<Option<usize>> {
 
 /// A search from word `from` on: option values, then the pattern (the first
 /// operand) unless `-e`/`-f` named it.
-fn search(argv: &[Arg], from: usize) -> Vec<usize> {
+fn search(argv: &[Arg], from: usize, own: &[&str]) -> Vec<usize> {
     let mut out = Vec::new();
     let named = argv.iter().skip(from).filter_map(Arg::known).any(|t| {
         matches!(t, "-e" | "--regexp" | "-f" | "--file")
@@ -95,7 +74,9 @@ fn search(argv: &[Arg], from: usize) -> Vec<usize> {
         if options && t == "--" {
             options = false;
         } else if options && t.starts_with('-') && t.len() > 1 {
-            let values = value_at(argv, i, SEARCH_VALUES).or_else(|| value_at(argv, i, GLOB_VALUES));
+            let values = value_at(argv, i, SEARCH_VALUES)
+                .or_else(|| value_at(argv, i, own))
+                .or_else(|| value_at(argv, i, GLOB_VALUES));
             if let Some(next) = values {
                 out.push(i);
                 if let Some(n) = next {
@@ -124,7 +105,7 @@ fn git(argv: &[Arg]) -> Vec<usize> {
         return Vec::new();
     }
     if argv.get(sub).and_then(Arg::known) == Some("grep") {
-        return search(argv, sub + 1);
+        return search(argv, sub + 1, &[]);
     }
     let mut out = Vec::new();
     for i in sub + 1..argv.len() {

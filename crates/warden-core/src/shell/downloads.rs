@@ -183,6 +183,33 @@ pub enum Unpacked {
 
 /// Short options of `tar` that take a value, the folder's (`-C`) among them.
 const TAR_VALUES: &str = "bCfFgHIKLNTVX";
+/// Long options of `tar` that take a value, which may be the next word.
+const TAR_LONG_VALUES: &[&str] = &[
+    "file",
+    "exclude",
+    "exclude-from",
+    "files-from",
+    "transform",
+    "xform",
+    "strip-components",
+    "owner",
+    "group",
+    "mode",
+    "format",
+    "blocking-factor",
+    "to-command",
+    "use-compress-program",
+    "newer",
+    "after-date",
+    "label",
+    "checkpoint-action",
+    "index-file",
+    "record-size",
+    "tape-length",
+    "suffix",
+    "mtime",
+    "warning",
+];
 /// Short options of `unzip` that take a value, the folder's (`-d`) among them.
 const UNZIP_VALUES: &str = "dx";
 /// Compressed files' endings each decompressor takes off the name it writes.
@@ -192,8 +219,8 @@ const COMPRESSED: &[&str] = &[".gz", ".tgz", ".bz2", ".xz", ".zst", ".lz", ".lzm
 /// program that does not unpack or is told to list, test or print instead.
 pub fn unpacked(program: &str, argv: &[Arg]) -> Vec<Unpacked> {
     match program {
-        "tar" | "bsdtar" | "gtar" => tar(argv).into_iter().collect(),
-        "unzip" => unzip(argv).into_iter().collect(),
+        "tar" | "bsdtar" | "gtar" => tar(argv),
+        "unzip" => unzip(argv),
         "7z" | "7za" | "7zz" | "7zr" => seven_zip(argv).into_iter().collect(),
         "gunzip" | "bunzip2" | "unxz" | "unzstd" | "unlzma" | "uncompress" => decompressed(argv),
         "gzip" | "bzip2" | "xz" | "zstd" | "lzma" | "pigz" | "lzip"
@@ -234,9 +261,12 @@ fn decompressed(argv: &[Arg]) -> Vec<Unpacked> {
 
 /// `tar` extracts (`x` in its first word's key letters, an `-x` cluster,
 /// `--extract`, `--get`) into `-C DIR` / `--directory DIR`, else here.
-fn tar(argv: &[Arg]) -> Option<Unpacked> {
+fn tar(argv: &[Arg]) -> Vec<Unpacked> {
     let mut extract = false;
     let mut dir: Option<&str> = None;
+    let mut members: Vec<&str> = Vec::new();
+    // Old-style key letters take their values from the words after them, in order.
+    let mut old_values = 0;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         i += 1;
@@ -251,15 +281,24 @@ fn tar(argv: &[Arg]) -> Option<Unpacked> {
                         argv.get(i - 1).and_then(Arg::known)
                     })
                 }
+                // A long option's value apart from it is no member.
+                _ if attached.is_none() && TAR_LONG_VALUES.contains(&name) => i += 1,
                 _ => {}
             }
             continue;
         }
         // The first word's key letters need no dash (`tar xzf a.tgz`).
         let (cluster, from) = match t.strip_prefix('-') {
-            Some(_) => (t, 1),
+            Some(_) if t.len() > 1 => (t, 1),
             None if i == 2 => (t, 0),
-            None => continue,
+            _ if old_values > 0 => {
+                old_values -= 1;
+                continue;
+            }
+            _ => {
+                members.push(t);
+                continue;
+            }
         };
         for (k, c) in cluster.char_indices().skip(from) {
             if c == 'x' {
@@ -268,8 +307,8 @@ fn tar(argv: &[Arg]) -> Option<Unpacked> {
             if !TAR_VALUES.contains(c) {
                 continue;
             }
-            // Old-style key letters take their values from the words after them, in order.
             if from == 0 {
+                old_values += 1;
                 continue;
             }
             let value = super::embedded::cluster_value(argv, cluster, k, c, &mut i);
@@ -279,21 +318,59 @@ fn tar(argv: &[Arg]) -> Option<Unpacked> {
             break;
         }
     }
-    extract.then(|| Unpacked::Into(dir.unwrap_or(".").to_string()))
+    if !extract {
+        return Vec::new();
+    }
+    into(dir.unwrap_or("."), &members)
+}
+
+/// The folder an archive is extracted into, or only the members named of it
+/// (`tar xzf a.tgz data.csv`, `unzip a.zip 'data/*'`): each member a file or
+/// folder under it, a member with a wildcard the folder before its first one.
+fn into(dir: &str, members: &[&str]) -> Vec<Unpacked> {
+    let dir = dir.trim_end_matches('/');
+    let dir = if dir.is_empty() { "/" } else { dir };
+    if members.is_empty() {
+        return vec![Unpacked::Into(dir.to_string())];
+    }
+    members
+        .iter()
+        .map(|m| {
+            let literal: Vec<&str> =
+                m.split('/').take_while(|seg| !seg.contains(['*', '?', '['])).filter(|s| !s.is_empty()).collect();
+            Unpacked::Into(
+                format!("{}/{}", dir.trim_end_matches('/'), literal.join("/")).trim_end_matches('/').to_string(),
+            )
+        })
+        .collect()
 }
 
 /// `unzip` extracts into `-d DIR`, else here; `-l`, `-t`, `-v`, `-p`, `-c`
 /// and `-Z` list, test or print instead.
-fn unzip(argv: &[Arg]) -> Option<Unpacked> {
+fn unzip(argv: &[Arg]) -> Vec<Unpacked> {
     let mut dir: Option<&str> = None;
+    let mut operands: Vec<&str> = Vec::new();
+    let mut excluding = false;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         i += 1;
         let Some(t) = a.known() else { continue };
-        let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty() && !c.starts_with('-')) else { continue };
+        if t == "-x" {
+            // The names after `-x` are left out, up to the next option.
+            excluding = true;
+            continue;
+        }
+        let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty() && !c.starts_with('-')) else {
+            if !excluding || t.starts_with('-') {
+                excluding = false;
+                operands.push(t);
+            }
+            continue;
+        };
+        excluding = false;
         for (k, c) in t.char_indices().skip(1) {
             if matches!(c, 'l' | 't' | 'v' | 'p' | 'c' | 'Z') && !cluster[..k - 1].contains(['d', 'x']) {
-                return None;
+                return Vec::new();
             }
             if !UNZIP_VALUES.contains(c) {
                 continue;
@@ -305,7 +382,8 @@ fn unzip(argv: &[Arg]) -> Option<Unpacked> {
             break;
         }
     }
-    Some(Unpacked::Into(dir.unwrap_or(".").to_string()))
+    // The first operand is the archive; the rest name the members extracted.
+    into(dir.unwrap_or("."), operands.get(1..).unwrap_or(&[]))
 }
 
 /// `7z x` and `7z e` extract into `-oDIR`, else here.

@@ -352,13 +352,14 @@ fn shutdown(inv: &Invocation, out: &mut Vec<Finding>) {
         return;
     }
     let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
-    // `--help` and `--version` print and exit; `shutdown -c` cancels one.
-    let prints = args.iter().any(|a| matches!(*a, "--help" | "--version" | "-h" | "-V"));
+    // Only `--help` or `--version` and nothing else (but the verb, for systemctl) prints and
+    // exits: after `--`, or as an option's value, it would not. `shutdown -c` cancels one.
+    let printing = |a: &&str| matches!(*a, "--help" | "--version");
+    let prints = args.iter().filter(|a| !printing(a)).count() <= usize::from(program == "systemctl")
+        && args.iter().any(printing);
     let hit = match program {
-        "shutdown" | "reboot" | "halt" | "poweroff" => {
-            !args.contains(&"-c") && !args.contains(&"--help") && !args.contains(&"--version")
-        }
-        "systemctl" if prints => false,
+        _ if prints => false,
+        "shutdown" | "reboot" | "halt" | "poweroff" => !args.contains(&"-c"),
         "init" | "telinit" => args.iter().any(|a| matches!(*a, "0" | "6")),
         "systemctl" => args.iter().any(|a| matches!(*a, "poweroff" | "reboot" | "halt" | "kexec" | "emergency")),
         // `kill 1` ends init; `kill -9 -1` every process of the user.
