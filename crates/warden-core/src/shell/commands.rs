@@ -305,7 +305,10 @@ impl Analysis {
     /// decompressed from it, or a file in a folder a downloaded archive was
     /// extracted into.
     pub fn downloaded(&self, path: &str, before: usize) -> bool {
-        self.downloads.iter().any(|(d, at)| *at < before && d == path)
+        // What is read from bash's network sockets comes from the network.
+        path.starts_with("/dev/tcp/")
+            || path.starts_with("/dev/udp/")
+            || self.downloads.iter().any(|(d, at)| *at < before && d == path)
             || self.download_dirs.iter().any(|(d, at)| {
                 *at < before
                     && path
@@ -891,6 +894,12 @@ impl<'c, 'a> Walker<'c, 'a> {
                         {
                             Some(v)
                         }
+                        // `${x:+word}`: the word when the variable is set and not empty.
+                        (Some(v), false, Some(r)) if !v.is_empty() && r.starts_with(":+") => {
+                            r.strip_prefix(":+").map(String::from)
+                        }
+                        // `${HOME%/}`: a trailing `/` taken off a value that has none.
+                        (Some(v), false, Some("%/" | "%%/")) if !v.ends_with('/') => Some(v),
                         // `${IFS:0:1}`: a substring of a known value.
                         (Some(v), false, Some(r)) => super::fields::substring(&v, r),
                         _ => None,
@@ -1134,7 +1143,9 @@ impl<'c, 'a> Walker<'c, 'a> {
         // A file written from a download (`mv x y`, `cp`, `install`, `cat x > y`) holds downloaded
         // code too, and so does the same name in a folder written (`cp x d/`, `mv -t d x`).
         // What a stage writes from downloaded content piped into it (`curl … | tee x.sh`) is downloaded too.
-        let carries = !self.out.downloads.is_empty() || !self.out.download_dirs.is_empty();
+        let carries = !self.out.downloads.is_empty()
+            || !self.out.download_dirs.is_empty()
+            || inv.reads.iter().any(|p| p.starts_with("/dev/tcp/") || p.starts_with("/dev/udp/"));
         if !inv.writes.is_empty() && (carries || !inv.pipes.is_empty()) {
             let index = self.out.invocations.len();
             let names: Vec<String> =
@@ -1522,8 +1533,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
         }
 
-        // Downloads to files that may run later.
-        if class.is(Table::Downloader) {
+        // Downloads to files that may run later; a raw network client's output
+        // redirected to a file is one too (`nc h p > x.sh`).
+        if class.is(Table::Downloader) || matches!(program, "nc" | "ncat" | "netcat" | "socat" | "telnet" | "openssl") {
             let mut files: Vec<String> = super::downloads::files(program, &argv);
             for r in &inv.redirects {
                 if r.op.writes()

