@@ -257,6 +257,9 @@ pub struct Invocation {
     pub secret_output: Option<SecretOutput>,
     /// What its inline code (of another language) does, judged by the exec gate.
     pub effects: Vec<Effect>,
+    /// It runs on another machine or in a container (`ssh host CMD`,
+    /// `docker exec c CMD`), where the workspace does not bound what it writes.
+    pub elsewhere: bool,
 }
 
 /// Why part of a script could not be analysed.
@@ -418,6 +421,8 @@ struct Frame {
     /// How many of `pipes` were there when the shell running it started:
     /// stages of pipelines inside it run in subshells of their own.
     pipes_base: usize,
+    /// It runs on another machine or in a container ([`Invocation::elsewhere`]).
+    elsewhere: bool,
 }
 
 struct Walker<'c, 'a> {
@@ -1117,6 +1122,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             secret_input: false,
             secret_output: None,
             effects: Vec::new(),
+            elsewhere: frame.elsewhere,
         }
     }
 
@@ -1313,6 +1319,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 via: frame.via.clone(),
                 stdin: input.clone(),
                 pipes_base: frame.pipes_base,
+                elsewhere: frame.elsewhere,
             })
         };
 
@@ -1330,6 +1337,14 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 super::embedded::Carried::Unknown => inv.code_unknown = true,
             }
+        }
+        // What it runs on another machine or in a container (`ssh host CMD`, `docker exec c CMD`).
+        if let Some(code) = super::remote::command(program, &argv) {
+            let mut scratch = state_for.clone();
+            let mut there = code_frame().clone();
+            there.elsewhere = true;
+            let via = format!("{program}, on the host or container it reaches");
+            self.code_string(&Arg::fixed(&code), &[], &via, &mut scratch, &there, segment);
         }
         if class.is(Table::Shell) {
             // `bash --rcfile FILE -i` reads FILE as it reads `BASH_ENV`.

@@ -35,6 +35,7 @@ pub mod metadata;
 mod parse;
 pub mod print;
 pub mod programs;
+pub mod remote;
 pub mod secrets;
 pub mod segment;
 #[cfg(test)]

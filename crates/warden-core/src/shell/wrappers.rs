@@ -57,11 +57,35 @@ pub struct Wrapper {
     pub inert: &'static [&'static str],
     /// `NAME=VALUE` words before the command set its environment (`sudo X=1 cmd`).
     pub assigns: bool,
+    /// Subcommands it runs a command through (`uv run`, `tmux new-session`):
+    /// when some are listed, it runs one only after one of them, and its
+    /// options before the subcommand are read with the same `values`.
+    pub sub: &'static [&'static str],
+    /// Options that, when no command follows, make it start a shell that
+    /// reads its standard input (`sudo -s`, `sudo -i`).
+    pub shell: &'static [&'static str],
     pub runs: Runs,
 }
 
 const fn argv(name: &'static str, values: &'static [&'static str]) -> Wrapper {
-    Wrapper { name, values, leading: 0, code: &[], file: &[], inert: &[], assigns: false, runs: Runs::Argv }
+    Wrapper {
+        name,
+        values,
+        leading: 0,
+        code: &[],
+        file: &[],
+        inert: &[],
+        assigns: false,
+        sub: &[],
+        shell: &[],
+        runs: Runs::Argv,
+    }
+}
+
+/// A runner that runs a command after subcommand `sub` (`poetry run CMD`).
+const fn sub(mut w: Wrapper, sub: &'static [&'static str]) -> Wrapper {
+    w.sub = sub;
+    w
 }
 
 /// Whether `word` is a `NAME=VALUE` assignment, by its known prefix.
@@ -91,41 +115,87 @@ const SU_CODE: &[&str] = &["-c", "--command", "--session-command"];
 const AT_VALUES: &[&str] = &["-q", "-t", "-f", "--file"];
 const AT_INERT: &[&str] = &["-l", "-r", "-d", "-c", "-V", "--list", "--remove"];
 
+/// Options of `uv run`/`uvx` (and `uv`'s own) that take a value.
+const UV_VALUES: &[&str] = &[
+    "--with",
+    "-w",
+    "--with-requirements",
+    "--with-editable",
+    "--python",
+    "-p",
+    "--project",
+    "--directory",
+    "--package",
+    "--extra",
+    "--group",
+    "--env-file",
+    "--index",
+    "--index-url",
+    "--from",
+    "--cache-dir",
+    "--config-file",
+];
+/// Options of `conda run` and its look-alikes that take a value.
+const CONDA_VALUES: &[&str] = &["-n", "--name", "-p", "--prefix", "--cwd", "--live-stream-to"];
+/// Options of `tmux` and of its subcommands below that take a value.
+const TMUX_VALUES: &[&str] =
+    &["-L", "-S", "-f", "-T", "-s", "-n", "-c", "-t", "-x", "-y", "-e", "-F", "-l", "-p", "-b"];
+/// The `tmux` subcommands that run a command (`new-session 'CMD'`, `run-shell 'CMD'`), long and short.
+const TMUX_RUNS: &[&str] = &[
+    "new-session",
+    "new",
+    "new-window",
+    "neww",
+    "split-window",
+    "splitw",
+    "respawn-pane",
+    "respawnp",
+    "respawn-window",
+    "respawnw",
+    "run-shell",
+    "run",
+    "send-keys",
+    "send",
+];
+
 /// Every wrapper the analysis unwraps.
 pub const WRAPPERS: &[Wrapper] = &[
     Wrapper { runs: Runs::Env, ..argv("env", &[]) },
     with(
-        assigning(argv(
-            "sudo",
-            &[
-                "-u",
-                "-g",
-                "-h",
-                "-p",
-                "-C",
-                "-D",
-                "-r",
-                "-t",
-                "-T",
-                "-U",
-                "--user",
-                "--group",
-                "--host",
-                "--prompt",
-                "--chdir",
-                "--role",
-                "--type",
-                "--other-user",
-                "--close-from",
-                "--command-timeout",
-                "-R",
-                "--chroot",
-            ],
-        )),
+        Wrapper {
+            shell: &["-s", "--shell", "-i", "--login"],
+            ..assigning(argv(
+                "sudo",
+                &[
+                    "-u",
+                    "-g",
+                    "-h",
+                    "-p",
+                    "-C",
+                    "-D",
+                    "-r",
+                    "-t",
+                    "-T",
+                    "-U",
+                    "--user",
+                    "--group",
+                    "--host",
+                    "--prompt",
+                    "--chdir",
+                    "--role",
+                    "--type",
+                    "--other-user",
+                    "--close-from",
+                    "--command-timeout",
+                    "-R",
+                    "--chroot",
+                ],
+            ))
+        },
         0,
         &["-l", "--list", "-v", "--validate", "-K", "--remove-timestamp", "-V", "--version", "-e", "--edit"],
     ),
-    with(argv("doas", &["-u", "-C"]), 0, &["-L"]),
+    with(Wrapper { shell: &["-s"], ..argv("doas", &["-u", "-C"]) }, 0, &["-L"]),
     coded(argv("su", SU_VALUES), SU_CODE, Runs::Input),
     coded(
         argv(
@@ -331,6 +401,43 @@ pub const WRAPPERS: &[Wrapper] = &[
     argv("dbus-run-session", &["--config-file", "--dbus-daemon"]),
     with(argv("chrt", &[]), 1, &["-p", "--pid"]),
     argv("ssh-agent", &["-a", "-E", "-t", "-P"]),
+    // Project and environment runners: `uv run CMD`, `poetry run CMD`, `conda run -n ENV CMD`, ...
+    sub(argv("uv", UV_VALUES), &["run"]),
+    argv("uvx", UV_VALUES),
+    sub(argv("poetry", &["-C", "--directory", "-P", "--project"]), &["run"]),
+    sub(argv("pipenv", &[]), &["run"]),
+    sub(argv("pdm", &["-p", "--project", "-r", "--root"]), &["run"]),
+    sub(argv("hatch", &["-e", "--env", "-p", "--project"]), &["run"]),
+    sub(argv("rye", &["--pyproject"]), &["run"]),
+    sub(argv("pixi", &["-e", "--environment", "--manifest-path"]), &["run", "exec"]),
+    sub(argv("conda", CONDA_VALUES), &["run"]),
+    sub(argv("mamba", CONDA_VALUES), &["run"]),
+    sub(argv("micromamba", CONDA_VALUES), &["run"]),
+    sub(argv("bundle", &["--gemfile"]), &["exec"]),
+    sub(argv("bundler", &["--gemfile"]), &["exec"]),
+    sub(argv("pnpm", &["-C", "--dir", "--filter", "-F"]), &["exec", "dlx"]),
+    sub(argv("devbox", &["-c", "--config", "-e", "--env", "--env-file"]), &["run"]),
+    Wrapper { leading: 1, ..sub(argv("direnv", &[]), &["exec"]) },
+    coded(argv("npx", &["-p", "--package"]), &["-c", "--call"], Runs::Argv),
+    argv("bunx", &["-p", "--package"]),
+    coded(sub(argv("npm", &["-w", "--workspace", "--prefix"]), &["exec", "x"]), &["-c", "--call"], Runs::Argv),
+    sub(argv("yarn", &[]), &["dlx", "exec"]),
+    sub(argv("toolbox", &["-c", "--container", "-d", "--distro", "-r", "--release"]), &["run"]),
+    argv("flatpak-spawn", &[]),
+    argv("sshpass", &["-p", "-f", "-d", "-P"]),
+    // `nix-shell -p PKGS --run CODE`: without a code option it is a shell reading its input.
+    coded(
+        argv("nix-shell", &["-I", "--arg", "--argstr", "-A", "--attr", "-E", "--expr"]),
+        &["--run", "--command"],
+        Runs::Input,
+    ),
+    Wrapper {
+        runs: Runs::ArgvWith(&["-c", "--command"]),
+        ..sub(argv("nix", &["-I", "--profile", "--override-input", "--expr", "--file", "-f"]), &["develop", "shell"])
+    },
+    // `tmux new-session -d 'CMD'`: the words after its options are shell code.
+    Wrapper { runs: Runs::Joined, ..sub(argv("tmux", TMUX_VALUES), TMUX_RUNS) },
+    argv("screen", &["-S", "-c", "-e", "-h", "-p", "-T", "-Logfile"]),
     Wrapper { runs: Runs::FirstOperand, ..with(argv("trap", &[]), 0, &["-l", "-p"]) },
 ];
 
@@ -417,7 +524,11 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
     let permute = matches!(w.runs, Runs::Input | Runs::ArgvWith(_));
     let mut leading = w.leading;
     let mut argv_mode = false;
-    let mut i = 1;
+    let mut shell = false;
+    let mut i = match subcommand(w, argv) {
+        Some(i) => i,
+        None => return Unwrap::Nothing,
+    };
     let mut options = true;
     while let Some(a) = argv.get(i) {
         if w.assigns && is_assignment(a) {
@@ -444,6 +555,7 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
             {
                 argv_mode = true;
             }
+            shell |= starts_shell(w, t);
             match classify(w, t) {
                 Opt::Inert => return Unwrap::Nothing,
                 Opt::Code(Some(v)) => return Unwrap::Code(Arg::fixed(&v)),
@@ -471,9 +583,44 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
             i += 1;
             continue;
         }
+        if shell {
+            // `sudo -s CMD` runs `$SHELL -c 'CMD'`: the words are shell code.
+            return Unwrap::Joined(i);
+        }
         return after_options(w, argv, i);
     }
-    if permute && !argv_mode { Unwrap::Input } else { Unwrap::Nothing }
+    if (permute && !argv_mode) || shell { Unwrap::Input } else { Unwrap::Nothing }
+}
+
+/// Where the words after a runner's subcommand start (`poetry -C d run CMD`:
+/// at `CMD`); the word after the program for a wrapper without subcommands;
+/// `None` when the first operand is not one of its subcommands, or is only
+/// known at run time.
+fn subcommand(w: &Wrapper, argv: &[Arg]) -> Option<usize> {
+    if w.sub.is_empty() {
+        return Some(1);
+    }
+    let mut i = 1;
+    loop {
+        let t = argv.get(i)?.known()?;
+        if t.starts_with('-') && t.len() > 1 && t != "--" {
+            i += if matches!(classify(w, t), Opt::TakesNext) { 2 } else { 1 };
+            continue;
+        }
+        return w.sub.contains(&t).then_some(i + 1);
+    }
+}
+
+/// Whether option word `t` is one of `w`'s options that start a shell, alone
+/// or in a cluster (`sudo -Es`).
+fn starts_shell(w: &Wrapper, t: &str) -> bool {
+    if w.shell.is_empty() {
+        return false;
+    }
+    if t.starts_with("--") {
+        return w.shell.contains(&t);
+    }
+    t.chars().skip(1).any(|c| w.shell.iter().any(|s| s.len() == 2 && s.ends_with(c)))
 }
 
 fn after_options(w: &Wrapper, argv: &[Arg], i: usize) -> Unwrap {

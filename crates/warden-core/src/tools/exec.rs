@@ -149,6 +149,7 @@ pub fn check_parsed(places: &Places<'_>, parsed: &Result<Script, ParseError>, cw
         firewall(inv, &mut out);
         super::infrastructure::check(inv, &mut out);
         super::permissions::check(places, inv, &mut out);
+        super::privileges::check(inv, &mut out);
         exfiltration(places, &analysis, &stashed, inv, &mut out);
         effects(inv, &mut out);
         if !inv.argv.is_empty() && inv.argv.first().is_some_and(|a| a.known().is_none()) {
@@ -197,10 +198,12 @@ fn has_flag(argv: &[Arg], short: char, long: &[&str]) -> bool {
 }
 
 fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) {
-    if inv.program != "rm" {
+    // `rimraf` (Node's `rm -rf`, often run through `npx`) deletes every operand recursively.
+    let rimraf = inv.program == "rimraf" || inv.program.starts_with("rimraf@");
+    if inv.program != "rm" && !rimraf {
         return;
     }
-    let recursive = has_flag(&inv.argv, 'r', &["--recursive"]) || has_flag(&inv.argv, 'R', &[]);
+    let recursive = rimraf || has_flag(&inv.argv, 'r', &["--recursive"]) || has_flag(&inv.argv, 'R', &[]);
     if !recursive {
         return;
     }
@@ -219,7 +222,7 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
                         rules::EXEC_RECURSIVE_DELETE,
                         format!("{} deletes `{path}` recursively.", Quoted(inv)),
                     ));
-                } else if !places.writable(&path) {
+                } else if !places.writable(&path) && !inv.elsewhere {
                     out.push(finding(
                         rules::EXEC_RECURSIVE_DELETE_OUTSIDE,
                         format!("{} deletes `{path}` recursively, outside the workspace.", Quoted(inv)),
@@ -636,7 +639,8 @@ fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) 
         }
     }
     out.append(&mut later);
-    for path in &inv.writes {
+    // The workspace bounds what is written here, not on another host or in a container.
+    for path in inv.writes.iter().filter(|_| !inv.elsewhere) {
         if !places.writable(path) {
             out.push(finding(
                 rules::PATH_OUTSIDE_WORKSPACE,

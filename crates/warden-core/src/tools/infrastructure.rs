@@ -177,6 +177,20 @@ fn teardown(program: &str, args: &[&str]) -> Option<String> {
                 .any(|p| sql.contains(p));
             drops.then(|| "drops or empties database tables".to_string())
         }
+        // Redis commands are words of their own, in any case (`redis-cli -h h FLUSHALL`).
+        "redis-cli" | "valkey-cli" | "keydb-cli" => args
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case("flushall") || a.eq_ignore_ascii_case("flushdb"))
+            .then(|| "empties the database".to_string()),
+        "mongo" | "mongosh" => {
+            // Compared without spaces: `deleteMany( { } )` is `deleteMany({})`.
+            let script: String = args.iter().flat_map(|a| a.chars()).filter(|c| !c.is_whitespace()).collect();
+            let script = script.to_ascii_lowercase();
+            ["dropdatabase", ".drop(", ".deletemany({})", ".remove({})"]
+                .iter()
+                .any(|p| script.contains(p))
+                .then(|| "drops or empties database collections".to_string())
+        }
         _ => None,
     }
 }

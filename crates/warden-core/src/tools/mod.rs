@@ -82,6 +82,7 @@ mod payment_tests;
 pub mod permissions;
 #[cfg(test)]
 mod precision_table;
+pub mod privileges;
 pub mod protected;
 pub mod rules;
 pub mod self_guard;

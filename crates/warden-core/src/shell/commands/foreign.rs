@@ -34,10 +34,14 @@ impl Walker<'_, '_> {
                 _ => return self.foreign_script(inv, None, state),
             },
             Source::File(file) => {
-                if let Some(f) = file {
-                    self.foreign_script(inv, Some(&f), state);
+                let Some(f) = file else { return };
+                // A script this command wrote (`printf … > x.py && python3 x.py`) is scanned as its text.
+                let written = f.known().and_then(|t| written_text(&self.files, &self.normalize(t, state)));
+                self.foreign_script(inv, Some(&f), state);
+                match written {
+                    Some(text) => (text, format!("{}, written above", f.known().unwrap_or_default()), false),
+                    None => return,
                 }
-                return;
             }
         };
         if self.code_depth >= MAX_CODE_NESTING {
