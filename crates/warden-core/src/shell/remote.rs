@@ -228,9 +228,29 @@ fn container(argv: &[Arg]) -> Option<String> {
         "compose" => compose(argv, i + 1),
         "exec" | "run" => {
             let name = operand(argv, i + 1, CONTAINER_VALUES)?;
-            argv_code(argv, name + 1)
+            run_code(argv, i + 1, name)
         }
         _ => None,
+    }
+}
+
+/// What `run`/`exec` runs: the words after the container or image at `name`,
+/// behind the `--entrypoint` given among the options from `from` (`docker
+/// run --entrypoint sh alpine -c CMD` runs `sh -c CMD`).
+fn run_code(argv: &[Arg], from: usize, name: usize) -> Option<String> {
+    let options = argv.get(from..name).unwrap_or(&[]);
+    let entrypoint = options.iter().enumerate().find_map(|(k, a)| match a.known() {
+        Some("--entrypoint") => Some(options.get(k + 1).map_or("", |v| v.known().unwrap_or(&v.raw))),
+        Some(t) => t.strip_prefix("--entrypoint="),
+        None => None,
+    });
+    let command = argv_code(argv, name + 1);
+    match entrypoint.filter(|e| !e.is_empty()) {
+        Some(e) => {
+            let e = if e.bytes().all(plain) { e.to_string() } else { quote(e) };
+            Some(command.map_or(e.clone(), |c| format!("{e} {c}")))
+        }
+        None => command,
     }
 }
 
@@ -240,7 +260,7 @@ fn compose(argv: &[Arg], i: usize) -> Option<String> {
     match argv.get(i)?.known()? {
         "exec" | "run" => {
             let service = operand(argv, i + 1, CONTAINER_VALUES)?;
-            argv_code(argv, service + 1)
+            run_code(argv, i + 1, service)
         }
         _ => None,
     }

@@ -2152,6 +2152,25 @@ const ELSEWHERE: &[Row] = &[
     ),
     ("nerdctl with a namespace", "nerdctl -n k8s.io exec c rm -rf /", Decision::Deny, "exec.recursive-delete"),
     ("oc rsh", "oc rsh pod rm -rf /", Decision::Deny, "exec.recursive-delete"),
+    (
+        "docker run's entrypoint",
+        "docker run --rm --entrypoint rm alpine -rf /",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "an entrypoint shell given with =",
+        "docker run --entrypoint=/bin/sh alpine -c 'rm -rf /'",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "compose run's entrypoint",
+        "docker compose run --entrypoint sh web -c 'rm -rf /'",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    ("an entrypoint alone passes", "docker run --rm --entrypoint ls alpine -la", Decision::Allow, "tools.allow"),
     ("a jump-host forward passes", "ssh -W host:22 jump", Decision::Allow, "tools.allow"),
     ("an interactive shell in a container passes", "docker exec -it web bash", Decision::Allow, "tools.allow"),
 ];
@@ -2193,6 +2212,7 @@ const PRIVILEGES: &[Row] = &[
     ("redis reading a key passes", "redis-cli GET key", Decision::Allow, "tools.allow"),
     ("an administrator group in capitals", "usermod -aG Sudo bob", Decision::Deny, "exec.system-permissions"),
     ("setcap after its -n value", "setcap -n 0 cap_setuid+ep ./x", Decision::Deny, "exec.system-permissions"),
+    ("gpasswd making a group administrator", "gpasswd -A bob sudo", Decision::Deny, "exec.system-permissions"),
     (
         "mongosh emptying with spaces in the braces",
         "mongosh --eval 'db.users.deleteMany( { } )'",

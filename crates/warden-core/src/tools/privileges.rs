@@ -89,7 +89,10 @@ fn grants(inv: &Invocation) -> Option<&'static str> {
             }
         }
         "gpasswd" => {
-            let add = !values(argv, 'a', "--add").is_empty() || !values(argv, 'M', "--members").is_empty();
+            // `-a USER`, `-M USERS`, and `-A USERS`, which makes them the group's administrators.
+            let add = !values(argv, 'a', "--add").is_empty()
+                || !values(argv, 'M', "--members").is_empty()
+                || !values(argv, 'A', "--administrators").is_empty();
             (add && operands.last().is_some_and(|g| names_admin(g)))
                 .then_some("adds an account to an administrator group")
         }
