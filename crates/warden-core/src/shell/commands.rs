@@ -1541,7 +1541,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             // `cp a dest`, `dd of=dest`, `rm x`: the destination is written, not read.
             inv.reads.retain(|p| !inv.writes.contains(p));
         }
-        for file in super::metadata::content_read(program, class, &argv) {
+        // What a repository holds of a file, printed (`git show HEAD:.env`).
+        let blobs = if program == "git" { super::metadata::git_blobs(&argv) } else { Vec::new() };
+        for file in blobs.into_iter().map(String::from).chain(super::metadata::content_read(program, class, &argv)) {
             let path = self.normalize(&file, &state_for);
             if !inv.reads.contains(&path) {
                 inv.reads.push(path);

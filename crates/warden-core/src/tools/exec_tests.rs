@@ -1580,7 +1580,7 @@ const DATA_WORDS: &[Row] = &[
         Decision::Deny,
         "path.protected",
     ),
-    ("git show of a file is still a read", "git show HEAD:.env", Decision::Allow, "tools.allow"),
+    ("git show of a file is still a read", "git show HEAD:.env", Decision::Deny, "path.protected"),
 ];
 
 #[test]
@@ -2231,4 +2231,40 @@ const PRIVILEGES: &[Row] = &[
 #[test]
 fn accounts_and_capabilities_made_root_are_system_permissions_and_emptied_databases_are_teardown() {
     check_rows(PRIVILEGES);
+}
+
+const GIT_METADATA: &[Row] = &[
+    ("git rm --cached leaves the file alone", "git rm --cached .env", Decision::Allow, "tools.allow"),
+    ("git status of a secret file passes", "git status .env", Decision::Allow, "tools.allow"),
+    (
+        "git ls-files of a secret file passes",
+        "git -C app ls-files --error-unmatch .env",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    ("git check-ignore passes", "git check-ignore -v .env", Decision::Allow, "tools.allow"),
+    ("git restore --staged passes", "git restore --staged .env", Decision::Allow, "tools.allow"),
+    ("git reset of the index passes", "git reset HEAD -- .env", Decision::Allow, "tools.allow"),
+    ("git log of a secret file's commits passes", "git log --oneline -- .env", Decision::Allow, "tools.allow"),
+    ("git log -p prints its contents", "git log -p -- .env", Decision::Deny, "path.protected"),
+    ("git log -L prints its lines", "git log -L1,5:.env", Decision::Deny, "path.protected"),
+    ("git add stores its contents", "git add .env", Decision::Deny, "path.protected"),
+    ("git rm without --cached deletes it", "git rm .env", Decision::Deny, "path.protected"),
+    (
+        "git restore of the work tree writes it",
+        "git restore --staged --worktree .env",
+        Decision::Deny,
+        "path.protected",
+    ),
+    ("git diff prints its contents", "git diff .env", Decision::Deny, "path.protected"),
+    ("git show of an older commit's file", "git show HEAD~3:config/.env", Decision::Deny, "path.protected"),
+    ("git cat-file of a branch's file", "git cat-file -p main:.env", Decision::Deny, "path.protected"),
+    ("git show of the index's file", "git show :.env", Decision::Deny, "path.protected"),
+    ("git show of an ordinary file passes", "git show HEAD:README.md", Decision::Allow, "tools.allow"),
+    ("git push of a branch to another passes", "git push origin main:main", Decision::Allow, "tools.allow"),
+];
+
+#[test]
+fn git_subcommands_that_only_look_at_a_secret_file_pass_and_those_that_read_or_write_it_do_not() {
+    check_rows(GIT_METADATA);
 }
