@@ -985,6 +985,14 @@ impl<'a> Parser<'a> {
                 simple.assigns.push(assign);
                 continue;
             }
+            // `declare -a x=(a b)`, `local files=(*.txt)`: an array assignment as an operand.
+            if simple.words.first().and_then(Word::bare).is_some_and(declares)
+                && self.array_ahead()
+                && let Some(Assign { name, append, value: AssignValue::Array(values) }) = self.assignment()?
+            {
+                simple.words.push(array_word(&name, append, values));
+                continue;
+            }
             let word = self.word()?;
             // A line continuation can hide the `=` from the check above.
             if simple.words.is_empty()
@@ -1054,6 +1062,21 @@ impl<'a> Parser<'a> {
                 return Ok(());
             }
         }
+    }
+
+    /// Whether `name=(` or `name+=(` starts here.
+    fn array_ahead(&self) -> bool {
+        let mut i = self.pos;
+        if !self.chars.get(i).is_some_and(is_name_start) {
+            return false;
+        }
+        while self.chars.get(i).is_some_and(is_name_char) {
+            i += 1;
+        }
+        if self.chars.get(i) == Some('+') {
+            i += 1;
+        }
+        self.chars.get(i) == Some('=') && self.chars.get(i + 1) == Some('(')
     }
 
     fn assignment(&mut self) -> Result<Option<Assign>, ParseError> {
@@ -1412,6 +1435,27 @@ impl<'a> Parser<'a> {
             e
         })
     }
+}
+
+/// Builtins that take assignments as operands, arrays among them.
+fn declares(word: &str) -> bool {
+    matches!(word, "declare" | "typeset" | "local" | "export" | "readonly")
+}
+
+/// An array assignment given to [`declares`] as one word: `name=(`, the
+/// values' parts with a space between them, `)`. Expansions in the values
+/// stay parts of the word, so what they run is still seen.
+fn array_word(name: &str, append: bool, values: Vec<Word>) -> Word {
+    let lit = |t: &str| Part::Lit { text: Text::from(t), quoted: true };
+    let mut parts = vec![lit(&format!("{name}{}=(", if append { "+" } else { "" }))];
+    for (k, value) in values.into_iter().enumerate() {
+        if k > 0 {
+            parts.push(lit(" "));
+        }
+        parts.extend(value.0);
+    }
+    parts.push(lit(")"));
+    Word(parts)
 }
 
 /// The assignment a word spells, when its first part is unquoted text that

@@ -2268,3 +2268,32 @@ const GIT_METADATA: &[Row] = &[
 fn git_subcommands_that_only_look_at_a_secret_file_pass_and_those_that_read_or_write_it_do_not() {
     check_rows(GIT_METADATA);
 }
+
+const DECLARED_ARRAYS: &[Row] = &[
+    ("declare of an indexed array passes", "declare -a x=(a b c); echo \"${x[@]}\"", Decision::Allow, "tools.allow"),
+    (
+        "local arrays in a function pass",
+        "f() { local -a files=(*.txt) n=1; echo \"${files[@]}\"; }; f",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    ("declare of an associative array passes", "declare -A m=([k]=v [j]=w)", Decision::Allow, "tools.allow"),
+    ("readonly and appended arrays pass", "readonly r=(1 2); declare -a y+=(3)", Decision::Allow, "tools.allow"),
+    (
+        "a substitution in a declared array still runs",
+        "declare -a x=($(rm -rf ~))",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "a declared array's element deleted is only known when it runs",
+        "declare -a d=(/ /etc); rm -rf \"${d[0]}\"",
+        Decision::Ask,
+        "exec.recursive-delete-dynamic",
+    ),
+];
+
+#[test]
+fn arrays_given_to_declaration_builtins_parse_and_what_they_run_is_judged() {
+    check_rows(DECLARED_ARRAYS);
+}
