@@ -420,6 +420,7 @@ pub const WRAPPERS: &[Wrapper] = &[
     Wrapper { leading: 1, ..sub(argv("direnv", &[]), &["exec"]) },
     coded(argv("npx", &["-p", "--package"]), &["-c", "--call"], Runs::Argv),
     argv("bunx", &["-p", "--package"]),
+    sub(argv("bun", &["--cwd", "-c", "--config"]), &["x"]),
     coded(sub(argv("npm", &["-w", "--workspace", "--prefix"]), &["exec", "x"]), &["-c", "--call"], Runs::Argv),
     sub(argv("yarn", &[]), &["dlx", "exec"]),
     sub(argv("toolbox", &["-c", "--container", "-d", "--distro", "-r", "--release"]), &["run"]),

@@ -352,6 +352,7 @@ const WRAPPERS: &[Row] = &[
     ("npm exec's shell code", "npm exec -c 'rm -rf ~'", Decision::Deny, "exec.recursive-delete"),
     ("npx's rimraf at a version", "npx -y rimraf@5 ~", Decision::Deny, "exec.recursive-delete"),
     ("yarn dlx", "yarn dlx rimraf ~", Decision::Deny, "exec.recursive-delete"),
+    ("bun x", "bun x rimraf /", Decision::Deny, "exec.recursive-delete"),
     ("toolbox run in a container", "toolbox run -c dev rm -rf ~", Decision::Deny, "exec.recursive-delete"),
     ("flatpak-spawn on the host", "flatpak-spawn --host rm -rf ~", Decision::Deny, "exec.recursive-delete"),
     ("keys typed into a tmux pane", "tmux send-keys -t dev 'rm -rf ~' Enter", Decision::Deny, "exec.recursive-delete"),
@@ -781,6 +782,12 @@ fn line_continuations_hide_nothing_from_the_gate() {
 }
 
 const WRITTEN_SCRIPTS: &[Row] = &[
+    (
+        "python appended to a script, then run",
+        "echo 'import os; os.system(\"rm -rf /\")' >> x.py && python3 x.py",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
     (
         "a python script written above, then run",
         "printf 'import os\\nos.system(\"rm -rf ~\")' > x.py && python3 x.py",
@@ -2213,6 +2220,9 @@ const PRIVILEGES: &[Row] = &[
     ("an administrator group in capitals", "usermod -aG Sudo bob", Decision::Deny, "exec.system-permissions"),
     ("setcap after its -n value", "setcap -n 0 cap_setuid+ep ./x", Decision::Deny, "exec.system-permissions"),
     ("gpasswd making a group administrator", "gpasswd -A bob sudo", Decision::Deny, "exec.system-permissions"),
+    ("a group given id 0", "groupmod -g 0 staff", Decision::Deny, "exec.system-permissions"),
+    ("a new group with id 0", "groupadd -o -g 0 g2", Decision::Deny, "exec.system-permissions"),
+    ("a new ordinary group passes", "groupadd -g 1500 devs", Decision::Allow, "tools.allow"),
     (
         "mongosh emptying with spaces in the braces",
         "mongosh --eval 'db.users.deleteMany( { } )'",

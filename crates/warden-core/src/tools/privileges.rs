@@ -3,7 +3,8 @@
 //!
 //! - a user added to a group that is root in all but name (`usermod -aG sudo
 //!   bob`, `gpasswd -a bob wheel`, `adduser bob sudo`, `useradd -G docker`);
-//! - an account given user or group id 0 (`useradd -o -u 0 x`, `usermod -u 0`);
+//! - an account given user or group id 0 (`useradd -o -u 0 x`, `usermod -u 0`), or a group
+//!   id 0 (`groupmod -g 0 staff`);
 //! - an account's password removed (`passwd -d root`);
 //! - a file capability that amounts to root (`setcap cap_setuid+ep
 //!   /usr/bin/python3`, or every capability with `=ep`).
@@ -37,7 +38,8 @@ const ROOT_CAPABILITIES: &[&str] = &[
 ];
 
 /// Programs [`check`] reads.
-const PROGRAMS: Names = Names::new(&["usermod", "useradd", "gpasswd", "adduser", "addgroup", "passwd", "setcap"]);
+const PROGRAMS: Names =
+    Names::new(&["usermod", "useradd", "groupadd", "groupmod", "gpasswd", "adduser", "addgroup", "passwd", "setcap"]);
 
 /// The values of an option of `argv`: `-G x`, `-Gx`, `-aG x` (the letter in
 /// a cluster), `--groups x`, `--groups=x`.
@@ -88,6 +90,8 @@ fn grants(inv: &Invocation) -> Option<&'static str> {
                 None
             }
         }
+        // A group given id 0 shares root's group (`groupadd -o -g 0 g2`, `groupmod -g 0 staff`).
+        "groupadd" | "groupmod" => values(argv, 'g', "--gid").contains(&"0").then_some("gives a group id 0"),
         "gpasswd" => {
             // `-a USER`, `-M USERS`, and `-A USERS`, which makes them the group's administrators.
             let add = !values(argv, 'a', "--add").is_empty()

@@ -36,7 +36,11 @@ impl Walker<'_, '_> {
             Source::File(file) => {
                 let Some(f) = file else { return };
                 // A script this command wrote (`printf … > x.py && python3 x.py`) is scanned as its text.
-                let written = f.known().and_then(|t| written_text(&self.files, &self.normalize(t, state)));
+                // Text appended to a script of unknown content (`echo … >> x.py`) runs with it.
+                let written = f.known().and_then(|t| {
+                    let path = self.normalize(t, state);
+                    written_text(&self.files, &path).or_else(|| appended_text(&self.files, &path))
+                });
                 self.foreign_script(inv, Some(&f), state);
                 match written {
                     Some(text) => (text, format!("{}, written above", f.known().unwrap_or_default()), false),
