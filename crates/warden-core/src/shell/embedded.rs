@@ -41,7 +41,7 @@ const TAR_COMMANDS: &[&str] =
     &["--to-command", "--use-compress-program", "-I", "--rsh-command", "--info-script", "--new-volume-script", "-F"];
 
 /// Options of `ssh`-like clients whose setting is a command.
-const SSH_COMMAND_SETTINGS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
+const SSH_COMMAND_SETTINGS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand", "remotecommand"];
 
 /// What a word carries: shell code it names, or code only known at run time.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -42,9 +42,6 @@ pub fn only_metadata_of(program: &str, class: super::programs::Class, argv: &[Ar
 /// `git` options before the subcommand that take the next word.
 const GIT_GLOBAL_VALUES: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"];
 
-/// Options that make `git log` print what changed in the files it names.
-const GIT_LOG_CONTENT: &[&str] = &["-p", "-u", "--patch", "--patch-with-stat", "--patch-with-raw", "--cc", "-L"];
-
 /// The files of a repository whose committed contents a `git` command
 /// prints, as written: `git show HEAD:.env`, `git cat-file -p main:.env`,
 /// `git show :.env` (the index), `git log -L1,5:.env`.
@@ -62,7 +59,9 @@ pub fn git_blobs(argv: &[Arg]) -> Vec<&str> {
             && !rev.contains('/')
             && !file.starts_with("//")
         {
-            out.push(file);
+            // `:0:.env` names a stage of the index.
+            let staged = file.strip_prefix(['0', '1', '2', '3']).and_then(|f| f.strip_prefix(':'));
+            out.push(if rev.is_empty() { staged.unwrap_or(file) } else { file });
         }
     }
     out.retain(|f| !f.is_empty());
@@ -85,24 +84,143 @@ fn git_subcommand(argv: &[Arg]) -> Option<usize> {
 }
 
 /// Whether a `git` subcommand only looks at the paths it is given, by name
-/// and in the index, never printing or storing their contents: `status`,
-/// `ls-files`, `check-ignore`, `check-attr`, `rm --cached` (it leaves the
-/// file alone, which is how a committed `.env` is taken out of the index),
-/// `restore --staged` and `reset` (the index only), and `log` without a
-/// patch.
+/// and in the index, never printing, storing or writing their contents:
+/// `ls-files`, `check-ignore`, `check-attr`, and, with no option but those
+/// listed for them (an option git would read as a prefix of another, such
+/// as `--patc`, is not listed, so it does not pass), `status`, `rm --cached`
+/// (it leaves the file alone, which is how a committed `.env` is taken out
+/// of the index), `restore --staged` and `reset` (the index only), and
+/// `log`/`shortlog` with names, counts or commit fields only. A `-c`
+/// setting before the subcommand (`diff.x.textconv`, `core.fsmonitor`) may
+/// run code or print contents: then none passes.
 fn git_looks_only(argv: &[Arg]) -> bool {
     let Some(i) = git_subcommand(argv) else { return false };
     let Some(sub) = argv.get(i).and_then(Arg::known) else { return false };
-    let rest = || argv.iter().skip(i + 1).filter_map(Arg::known);
+    let globals = argv.get(1..i).unwrap_or(&[]);
+    if globals.iter().any(|a| a.known().is_none_or(|t| t.starts_with("-c") || t.starts_with("--config-env"))) {
+        return false;
+    }
+    let words: Vec<&str> = match argv.get(i + 1..).unwrap_or(&[]).iter().map(Arg::known).collect() {
+        Some(w) => w,
+        None => return false,
+    };
+    // The option words, up to `--`.
+    let options = || words.iter().copied().take_while(|w| *w != "--").filter(|w| w.starts_with('-') && w.len() > 1);
+    let only = |allowed: &[&str], valued: &[&str]| {
+        options().all(|o| {
+            allowed.contains(&o) || valued.iter().any(|v| o.strip_prefix(v).is_some_and(|r| r.starts_with('=')))
+        })
+    };
     match sub {
-        "status" | "ls-files" | "check-ignore" | "check-attr" => true,
-        "rm" => rest().any(|a| a == "--cached"),
-        "restore" => rest().any(|a| a == "--staged" || a == "-S") && !rest().any(|a| a == "--worktree" || a == "-W"),
-        "reset" => !rest().any(|a| matches!(a, "--hard" | "--merge" | "--keep" | "-p" | "--patch")),
-        "log" | "shortlog" => !rest().any(|a| GIT_LOG_CONTENT.contains(&a) || (a.starts_with("-L") && a.len() > 2)),
+        "ls-files" | "check-ignore" | "check-attr" => true,
+        "status" => only(GIT_STATUS_OPTIONS, &["--porcelain", "--untracked-files", "--ignored", "--ignore-submodules"]),
+        "rm" => options().any(|o| o == "--cached") && only(GIT_RM_OPTIONS, &[]),
+        "restore" => options().any(|o| o == "--staged" || o == "-S") && only(GIT_RESTORE_OPTIONS, &["--source"]),
+        "reset" => only(GIT_RESET_OPTIONS, &[]),
+        // `-5` limits the count; `--output=FILE` would write a file.
+        "log" | "shortlog" => options().all(|o| {
+            (GIT_LOG_OPTIONS.contains(&o)
+                || GIT_LOG_VALUED.iter().any(|v| o.strip_prefix(v).is_some_and(|r| r.starts_with('='))))
+                || o.get(1..).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        }),
         _ => false,
     }
 }
+
+/// `git status` options that print no file's contents (`-v` prints the staged diff).
+const GIT_STATUS_OPTIONS: &[&str] = &[
+    "-s",
+    "--short",
+    "-b",
+    "--branch",
+    "--porcelain",
+    "--long",
+    "-z",
+    "-u",
+    "-uno",
+    "-unormal",
+    "-uall",
+    "--untracked-files",
+    "--ignored",
+    "--no-renames",
+    "--renames",
+    "--show-stash",
+    "--ahead-behind",
+    "--no-ahead-behind",
+];
+
+/// `git rm` options besides `--cached` that keep it to the index.
+const GIT_RM_OPTIONS: &[&str] = &[
+    "--cached",
+    "-r",
+    "-q",
+    "--quiet",
+    "-f",
+    "--force",
+    "--ignore-unmatch",
+    "-n",
+    "--dry-run",
+    "-rf",
+    "-fr",
+    "-rq",
+    "-qr",
+];
+
+/// `git restore` options that keep it to the index (not `--worktree`, not `--patch`).
+const GIT_RESTORE_OPTIONS: &[&str] = &["--staged", "-S", "-q", "--quiet", "-s"];
+
+/// `git reset` options that keep it to the index (not `--hard`, `--merge`, `--keep`, `--patch`).
+const GIT_RESET_OPTIONS: &[&str] = &["-q", "--quiet", "--mixed", "--soft", "--no-refresh", "--refresh"];
+
+/// `git log` options that print names, counts or commit fields, never a patch or a file.
+const GIT_LOG_OPTIONS: &[&str] = &[
+    "--oneline",
+    "--stat",
+    "--shortstat",
+    "--numstat",
+    "--summary",
+    "--name-only",
+    "--name-status",
+    "--follow",
+    "--graph",
+    "--all",
+    "--decorate",
+    "--no-decorate",
+    "--abbrev-commit",
+    "--no-merges",
+    "--merges",
+    "--first-parent",
+    "--reverse",
+    "-z",
+    "-n",
+    "--no-color",
+    "--no-patch",
+    "-s",
+    "-i",
+    "--regexp-ignore-case",
+    "--full-history",
+    "--no-renames",
+    "--relative-date",
+];
+
+/// `git log` options written `--name=value` whose value is no file and prints no contents.
+const GIT_LOG_VALUED: &[&str] = &[
+    "--format",
+    "--pretty",
+    "--max-count",
+    "--skip",
+    "--since",
+    "--after",
+    "--until",
+    "--before",
+    "--author",
+    "--committer",
+    "--grep",
+    "--date",
+    "--decorate",
+    "--abbrev",
+    "--diff-filter",
+];
 
 /// The files `find` writes with `-fprint FILE` and its kin, as written.
 pub fn written(program: &str, argv: &[Arg]) -> Vec<String> {

@@ -2159,6 +2159,7 @@ const ELSEWHERE: &[Row] = &[
     ),
     ("nerdctl with a namespace", "nerdctl -n k8s.io exec c rm -rf /", Decision::Deny, "exec.recursive-delete"),
     ("oc rsh", "oc rsh pod rm -rf /", Decision::Deny, "exec.recursive-delete"),
+    ("ssh's RemoteCommand setting", "ssh -oRemoteCommand='rm -rf /' host", Decision::Deny, "exec.recursive-delete"),
     (
         "docker run's entrypoint",
         "docker run --rm --entrypoint rm alpine -rf /",
@@ -2244,6 +2245,24 @@ fn accounts_and_capabilities_made_root_are_system_permissions_and_emptied_databa
 }
 
 const GIT_METADATA: &[Row] = &[
+    ("git log with context lines prints contents", "git log -U3 .env", Decision::Deny, "path.protected"),
+    ("git log with a long unified prints contents", "git log --unified=5 .env", Decision::Deny, "path.protected"),
+    ("git log with function context prints contents", "git log -W .env", Decision::Deny, "path.protected"),
+    ("git log's combined diff prints contents", "git log -c .env", Decision::Deny, "path.protected"),
+    ("git log's dense combined diff prints contents", "git log --dd -1 -- .env", Decision::Deny, "path.protected"),
+    ("git status -v prints the staged diff", "git status -v .env", Decision::Deny, "path.protected"),
+    ("git restore --staged -p prints hunks", "git restore --staged -p .env", Decision::Deny, "path.protected"),
+    ("git reset with an abbreviated --patch", "git reset --patc .env", Decision::Deny, "path.protected"),
+    ("git reset with -p in a cluster", "git reset -qp .env", Decision::Deny, "path.protected"),
+    ("git restore with an abbreviated --worktree", "git restore --staged --wor .env", Decision::Deny, "path.protected"),
+    ("git log writing its output to a protected file", "git log --output=.env", Decision::Deny, "path.protected"),
+    ("git with a -c setting before log", "git -c diff.x.textconv=cat log .env", Decision::Deny, "path.protected"),
+    ("git show of a stage of the index", "git show :0:.env", Decision::Deny, "path.protected"),
+    ("git rm with an abbreviated --cached", "git rm --cach .env", Decision::Deny, "path.protected"),
+    ("git log with names and counts passes", "git log --stat --name-only -- .env", Decision::Allow, "tools.allow"),
+    ("git log with a count and a format passes", "git log -5 --format=%H -- .env", Decision::Allow, "tools.allow"),
+    ("git status in porcelain v2 passes", "git status --porcelain=v2 .env", Decision::Allow, "tools.allow"),
+    ("git rm -r --cached passes", "git rm -r --cached .env", Decision::Allow, "tools.allow"),
     ("git rm --cached leaves the file alone", "git rm --cached .env", Decision::Allow, "tools.allow"),
     ("git status of a secret file passes", "git status .env", Decision::Allow, "tools.allow"),
     (
