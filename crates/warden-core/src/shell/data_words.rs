@@ -96,14 +96,7 @@ fn search(argv: &[Arg], from: usize, own: &[&str]) -> Vec<usize> {
 /// `git grep` is a search after its subcommand; `git log`, `show` and their
 /// kin take patterns and texts as option values.
 fn git(argv: &[Arg]) -> Vec<usize> {
-    // The subcommand: the first word after git's own options (`-C DIR`, `-c NAME=VALUE` take one).
-    let mut sub = 1;
-    while let Some(t) = argv.get(sub).and_then(Arg::known).filter(|t| t.starts_with('-')) {
-        sub += if matches!(t, "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace") { 2 } else { 1 };
-    }
-    if sub >= argv.len() {
-        return Vec::new();
-    }
+    let Some(sub) = super::metadata::git_subcommand(argv) else { return Vec::new() };
     if argv.get(sub).and_then(Arg::known) == Some("grep") {
         return search(argv, sub + 1, &[]);
     }

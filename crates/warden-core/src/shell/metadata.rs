@@ -40,7 +40,7 @@ pub fn only_metadata_of(program: &str, class: super::programs::Class, argv: &[Ar
 }
 
 /// `git` options before the subcommand that take the next word.
-const GIT_GLOBAL_VALUES: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"];
+const GIT_GLOBAL_VALUES: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
 
 /// The files of a repository whose committed contents a `git` command
 /// prints, as written: `git show HEAD:.env`, `git cat-file -p main:.env`,
@@ -68,17 +68,15 @@ pub fn git_blobs(argv: &[Arg]) -> Vec<&str> {
     out
 }
 
-/// The index of `git`'s subcommand, after its own options.
-fn git_subcommand(argv: &[Arg]) -> Option<usize> {
+/// The index of `git`'s subcommand, the first word after its own options
+/// (a word only known at run time included); `None` when there is none.
+pub(crate) fn git_subcommand(argv: &[Arg]) -> Option<usize> {
     let mut i = 1;
     loop {
-        let t = argv.get(i).and_then(Arg::known)?;
-        if GIT_GLOBAL_VALUES.contains(&t) {
-            i += 2;
-        } else if t.starts_with('-') {
-            i += 1;
-        } else {
-            return Some(i);
+        match argv.get(i)?.known() {
+            Some(t) if GIT_GLOBAL_VALUES.contains(&t) => i += 2,
+            Some(t) if t.starts_with('-') => i += 1,
+            _ => return Some(i),
         }
     }
 }
