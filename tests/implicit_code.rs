@@ -3,7 +3,9 @@
 //! assignments, `time !`, builtins' code options, the loader and startup
 //! variables, command variables, and downloads however they are written;
 //! shells wired to the network, downloads spread through readers, pipes and
-//! archives, secrets stashed in a file and sent on, and look-alikes.
+//! archives, secrets stashed in a file and sent on; runners, commands run on
+//! other hosts and in containers, containers given the host, administrator
+//! grants and reads of a protected file through git; and look-alikes.
 //! The commands are data handed to the judge; nothing here runs them.
 
 use serde_json::{Value, json};
@@ -66,6 +68,44 @@ fn remote_shells_downloads_that_spread_and_stashed_secrets_are_judged_by_the_bin
         ("tar czf /tmp/src.tgz --exclude=.env .", "allow", "tools.allow"),
         ("find /tmp -name '*.sock' -delete", "allow", "tools.allow"),
         ("socat TCP-LISTEN:8080,fork TCP:localhost:3000", "allow", "tools.allow"),
+    ];
+    judge_rows(rows);
+}
+
+#[test]
+fn runners_remote_commands_containers_accounts_and_git_reads_are_judged_by_the_binary() {
+    let rows: &[(&str, &str, &str)] = &[
+        ("poetry -C app run rm -rf ~", "deny", "exec.recursive-delete"),
+        ("uv tool run --from x rm -rf ~", "deny", "exec.recursive-delete"),
+        ("mise exec node@20 -- rm -rf ~", "deny", "exec.recursive-delete"),
+        ("distrobox enter dev -- rm -rf ~", "deny", "exec.recursive-delete"),
+        ("sudo -s <<< 'rm -rf ~'", "deny", "exec.recursive-delete"),
+        ("tmux new -d 'rm -rf ~'", "deny", "exec.recursive-delete"),
+        ("ssh host 'rm -rf /'", "deny", "exec.recursive-delete"),
+        ("docker exec web sh -c 'rm -rf /'", "deny", "exec.recursive-delete"),
+        ("kubectl exec pod -- rm -rf /", "deny", "exec.recursive-delete"),
+        ("mosh host -- sudo rm -rf /", "deny", "exec.recursive-delete"),
+        ("vagrant ssh web -c 'sudo rm -rf /'", "deny", "exec.recursive-delete"),
+        ("gcloud compute ssh vm --command='rm -rf /'", "deny", "exec.recursive-delete"),
+        ("docker run --entrypoint sh --privileged alpine", "deny", "exec.container-escape"),
+        ("docker run -v/:/host alpine", "deny", "exec.container-escape"),
+        ("docker run -v \"$SRC\":/src --privileged alpine", "deny", "exec.container-escape"),
+        ("docker run --device /dev/sda alpine", "deny", "exec.container-escape"),
+        ("usermod -aG sudo bob", "deny", "exec.system-permissions"),
+        ("setcap cap_setuid+ep /usr/bin/python3", "deny", "exec.system-permissions"),
+        ("passwd -d root", "deny", "exec.system-permissions"),
+        ("redis-cli FLUSHALL", "ask", "exec.infrastructure-destroy"),
+        ("printf 'import os\\nos.system(\"rm -rf ~\")' > x.py && python3 x.py", "deny", "exec.recursive-delete"),
+        ("git show HEAD:.env", "deny", "path.protected"),
+        ("git log -p .env", "deny", "path.protected"),
+        ("git rm --cached .env", "allow", "tools.allow"),
+        ("git status .env", "allow", "tools.allow"),
+        ("declare -a x=(a b c)", "allow", "tools.allow"),
+        ("docker exec app rm -rf /app/cache", "allow", "tools.allow"),
+        ("mise exec node@20 -- npm test", "allow", "tools.allow"),
+        ("docker run --device /dev/snd alpine", "allow", "tools.allow"),
+        ("uv pip install -r requirements.txt", "allow", "tools.allow"),
+        ("mosh host", "allow", "tools.allow"),
     ];
     judge_rows(rows);
 }

@@ -1,7 +1,9 @@
 //! Commands a program runs somewhere else: on the machine `ssh` logs in to
 //! (`ssh HOST CMD...`, whose words the remote shell joins and runs), or in a
 //! container (`docker exec C CMD...`, `docker run IMAGE CMD...`, `podman`,
-//! `docker compose exec|run SERVICE CMD...`, `kubectl exec POD -- CMD...`).
+//! `docker compose exec|run SERVICE CMD...`, `kubectl exec POD -- CMD...`),
+//! and on the machines `mosh HOST CMD...`, `vagrant ssh -c CMD` and `gcloud
+//! compute ssh --command=CMD` reach.
 //!
 //! The program itself stays the invocation the exec gate judges (a container
 //! that mounts the host, `ssh` sending a secret), and what it runs is judged
@@ -21,7 +23,7 @@ use crate::prelude::*;
 const SSH_VALUES: &str = "bcDEeFIiJLlmOopPQRSWwB";
 
 /// `docker`/`podman` options, their own and those of `exec`/`run`/`compose`, that take a value.
-const CONTAINER_VALUES: &[&str] = &[
+pub(crate) const CONTAINER_VALUES: &[&str] = &[
     "-H",
     "--host",
     "--context",
@@ -125,8 +127,49 @@ pub fn command(program: &str, argv: &[Arg]) -> Option<String> {
         "docker" | "podman" | "nerdctl" => container(argv),
         "docker-compose" | "podman-compose" => compose(argv, 1),
         "kubectl" | "oc" => kube(argv),
+        "mosh" => mosh(argv),
+        "vagrant" => command_option(argv, &["ssh"]),
+        "gcloud" => command_option(argv, &["compute", "ssh"]).or_else(|| command_option(argv, &["cloud-shell", "ssh"])),
         _ => None,
     }
+}
+
+/// `mosh` options that take a value.
+const MOSH_VALUES: &[&str] =
+    &["-p", "--port", "--ssh", "--server", "--client", "--predict", "--family", "--bind-server"];
+
+/// `mosh [options] HOST [--] CMD...`: the words after the host, joined as
+/// `ssh` joins them. Without a command it is an interactive session that
+/// reads no script.
+fn mosh(argv: &[Arg]) -> Option<String> {
+    let host = operand(argv, 1, MOSH_VALUES)?;
+    let mut words = argv.get(host + 1..).unwrap_or(&[]);
+    if words.first().and_then(Arg::known) == Some("--") {
+        words = words.get(1..).unwrap_or(&[]);
+    }
+    (!words.is_empty()).then(|| joined(words))
+}
+
+/// The shell code of a `-c`/`--command` option given after the subcommand
+/// words `path` (`vagrant ssh web -c CMD`, `gcloud compute ssh vm
+/// --command=CMD`): the remote login shell runs it.
+fn command_option(argv: &[Arg], path: &[&str]) -> Option<String> {
+    let mut at = 1;
+    for word in path {
+        at += argv.get(at..)?.iter().position(|a| a.known() == Some(word))? + 1;
+    }
+    let rest = argv.get(at..)?;
+    rest.iter().enumerate().find_map(|(k, a)| {
+        let t = a.known()?;
+        if t == "--" {
+            return None;
+        }
+        if t == "-c" || t == "--command" {
+            let value = rest.get(k + 1)?;
+            return Some(value.known().unwrap_or(&value.raw).to_string());
+        }
+        t.strip_prefix("--command=").map(str::to_string)
+    })
 }
 
 /// Whether `t` is an option word, not an operand.
@@ -171,8 +214,14 @@ fn ssh(argv: &[Arg], values: &str) -> Option<String> {
     if words.is_empty() {
         return Some("sh".to_string());
     }
+    Some(joined(words))
+}
+
+/// Words joined with spaces, as a remote login shell reads them; a word only
+/// known at run time is kept as written.
+fn joined(words: &[Arg]) -> String {
     let code: Vec<&str> = words.iter().map(|w| w.known().unwrap_or(&w.raw)).collect();
-    Some(code.join(" "))
+    code.join(" ")
 }
 
 /// The words from `i`, each quoted: a command and its arguments, run without a shell.

@@ -64,6 +64,10 @@ pub struct Wrapper {
     /// Options that, when no command follows, make it start a shell that
     /// reads its standard input (`sudo -s`, `sudo -i`).
     pub shell: &'static [&'static str],
+    /// Its operands before `--` name tools or a container, not the command,
+    /// which follows `--` (`mise exec node@20 -- CMD`); without one it
+    /// starts a shell that reads its standard input.
+    pub dashes: bool,
     pub runs: Runs,
 }
 
@@ -78,11 +82,13 @@ const fn argv(name: &'static str, values: &'static [&'static str]) -> Wrapper {
         assigns: false,
         sub: &[],
         shell: &[],
+        dashes: false,
         runs: Runs::Argv,
     }
 }
 
-/// A runner that runs a command after subcommand `sub` (`poetry run CMD`).
+/// A runner that runs a command after subcommand `sub` (`poetry run CMD`);
+/// a subcommand of several words is written with spaces (`uv tool run`).
 const fn sub(mut w: Wrapper, sub: &'static [&'static str]) -> Wrapper {
     w.sub = sub;
     w
@@ -402,12 +408,12 @@ pub const WRAPPERS: &[Wrapper] = &[
     with(argv("chrt", &[]), 1, &["-p", "--pid"]),
     argv("ssh-agent", &["-a", "-E", "-t", "-P"]),
     // Project and environment runners: `uv run CMD`, `poetry run CMD`, `conda run -n ENV CMD`, ...
-    sub(argv("uv", UV_VALUES), &["run"]),
+    sub(argv("uv", UV_VALUES), &["run", "tool run"]),
     argv("uvx", UV_VALUES),
     sub(argv("poetry", &["-C", "--directory", "-P", "--project"]), &["run"]),
     sub(argv("pipenv", &[]), &["run"]),
     sub(argv("pdm", &["-p", "--project", "-r", "--root"]), &["run"]),
-    sub(argv("hatch", &["-e", "--env", "-p", "--project"]), &["run"]),
+    sub(argv("hatch", &["-e", "--env", "-p", "--project"]), &["run", "env run"]),
     sub(argv("rye", &["--pyproject"]), &["run"]),
     sub(argv("pixi", &["-e", "--environment", "--manifest-path"]), &["run", "exec"]),
     sub(argv("conda", CONDA_VALUES), &["run"]),
@@ -425,6 +431,16 @@ pub const WRAPPERS: &[Wrapper] = &[
     sub(argv("yarn", &[]), &["dlx", "exec"]),
     sub(argv("toolbox", &["-c", "--container", "-d", "--distro", "-r", "--release"]), &["run"]),
     argv("flatpak-spawn", &[]),
+    // `mise exec node@20 -- CMD`, `mise x -c CODE`; `asdf exec CMD`.
+    Wrapper {
+        dashes: true,
+        code: &["-c", "--command"],
+        ..sub(argv("mise", &["-C", "--cd", "-E", "--env", "-j", "--jobs", "-P", "--profile"]), &["exec", "x"])
+    },
+    sub(argv("asdf", &[]), &["exec"]),
+    // `distrobox enter BOX -- CMD`: the container shares the home folder, so it is judged as here.
+    Wrapper { dashes: true, ..sub(argv("distrobox", &["-n", "--name", "-a", "--additional-flags"]), &["enter"]) },
+    Wrapper { dashes: true, ..argv("distrobox-enter", &["-n", "--name", "-a", "--additional-flags"]) },
     argv("sshpass", &["-p", "-f", "-d", "-P"]),
     // `nix-shell -p PKGS --run CODE`: without a code option it is a shell reading its input.
     coded(
@@ -568,6 +584,11 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
             }
             continue;
         }
+        if w.dashes && options {
+            // `mise exec node@20 -- CMD`: a tool, not the command.
+            i += 1;
+            continue;
+        }
         if leading > 0 {
             leading -= 1;
             i += 1;
@@ -590,7 +611,7 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
         }
         return after_options(w, argv, i);
     }
-    if (permute && !argv_mode) || shell { Unwrap::Input } else { Unwrap::Nothing }
+    if (permute && !argv_mode) || shell || (w.dashes && options) { Unwrap::Input } else { Unwrap::Nothing }
 }
 
 /// Where the words after a runner's subcommand start (`poetry -C d run CMD`:
@@ -608,7 +629,20 @@ fn subcommand(w: &Wrapper, argv: &[Arg]) -> Option<usize> {
             i += if matches!(classify(w, t), Opt::TakesNext) { 2 } else { 1 };
             continue;
         }
-        return w.sub.contains(&t).then_some(i + 1);
+        return w.sub.iter().find_map(|s| {
+            let mut words = s.split(' ');
+            if words.next() != Some(t) {
+                return None;
+            }
+            let mut at = i + 1;
+            for word in words {
+                if argv.get(at)?.known()? != word {
+                    return None;
+                }
+                at += 1;
+            }
+            Some(at)
+        });
     }
 }
 

@@ -35,13 +35,30 @@ const HOST_MOUNTS: &[&str] = &[
 ];
 
 /// Capabilities that give a container the host.
-const HOST_CAPABILITIES: &[&str] = &["ALL", "SYS_ADMIN", "CAP_SYS_ADMIN", "SYS_MODULE", "CAP_SYS_MODULE", "SYS_PTRACE"];
+const HOST_CAPABILITIES: &[&str] = &[
+    "ALL",
+    "SYS_ADMIN",
+    "CAP_SYS_ADMIN",
+    "SYS_MODULE",
+    "CAP_SYS_MODULE",
+    "SYS_PTRACE",
+    "CAP_SYS_PTRACE",
+    // `open_by_handle_at` reads any file of the host's file system.
+    "DAC_READ_SEARCH",
+    "CAP_DAC_READ_SEARCH",
+    "SYS_RAWIO",
+    "CAP_SYS_RAWIO",
+];
 
 /// Judges one invocation for every family of this module.
 pub fn check(inv: &Invocation, out: &mut Vec<Finding>) {
     let args: Vec<&str> = inv.argv.iter().skip(1).filter_map(Arg::known).collect();
     let program = inv.program.as_str();
-    if let Some(why) = container_escape(program, &args) {
+    if let Some(why) = CONTAINER_ENGINES
+        .has(program)
+        .then(|| inv.argv.iter().skip(1).map(Arg::known).collect::<Vec<_>>())
+        .and_then(|placed| container_escape(&placed))
+    {
         out.push(Finding {
             rule: rules::EXEC_CONTAINER_ESCAPE,
             reason: format!("{} {why}, which gives the container the host.", Quoted(inv)),
@@ -82,53 +99,84 @@ fn is_host_mount(source: &str) -> bool {
     HOST_MOUNTS.contains(&trimmed)
 }
 
-/// Whether a `run`/`create` gives the container the host, and how.
-fn container_escape(program: &str, args: &[&str]) -> Option<&'static str> {
-    if !CONTAINER_ENGINES.has(program) {
-        return None;
-    }
+/// Whether a `run`/`create`/`exec` gives the container the host, and how.
+/// `args` are the words after the program, `None` where a word is only known
+/// at run time (it still fills its place: `-v "$D" --privileged` is a volume
+/// and then a privileged container).
+fn container_escape(args: &[Option<&str>]) -> Option<&'static str> {
     // Global options (`-H tcp://…`, `--context x`) and `container` may come
     // before the subcommand: `docker -H x container run` is `docker run`.
-    let at = args.iter().position(|a| matches!(*a, "run" | "create" | "exec"))?;
-    let rest = args.get(at..).unwrap_or(&[]);
-    let mut words = rest.iter().skip(1).copied().peekable();
+    let at = args.iter().position(|a| matches!(*a, Some("run" | "create" | "exec")))?;
+    let mut words = args.iter().skip(at + 1).copied();
     while let Some(word) = words.next() {
+        // A word only known at run time may be an option or its value: skipped.
+        let Some(word) = word else { continue };
         // Options end at the image name; `--` ends them too.
-        if word == "--" || !word.starts_with('-') {
+        if word == "--" || !word.starts_with('-') || word == "-" {
             break;
         }
-        let (flag, inline) = match word.split_once('=') {
-            Some((f, v)) => (f, Some(v)),
-            None => (word, None),
-        };
-        let takes_value = matches!(flag, "-v" | "--volume" | "--mount" | "--pid" | "--cap-add" | "--userns" | "--ipc");
-        let value = if takes_value { inline.or_else(|| words.next()) } else { inline };
-        match flag {
-            "--privileged" if value.is_none_or(|v| v != "false") => return Some("runs a privileged container"),
-            "-v" | "--volume" if value.is_some_and(|v| is_host_mount(volume_source(v))) => {
-                return Some("mounts a host system path into the container");
+        if word.starts_with("--") {
+            let (flag, value) = match word.split_once('=') {
+                Some((f, v)) => (f, Some(v)),
+                None if takes_value(word) => (word, words.next().flatten()),
+                None => (word, None),
+            };
+            if let Some(why) = escape_option(flag, value) {
+                return Some(why);
             }
-            "--mount" if value.and_then(mount_source).is_some_and(is_host_mount) => {
-                return Some("mounts a host system path into the container");
-            }
-            "--pid" | "--ipc" | "--userns" if value == Some("host") => {
-                return Some("shares the host's processes or namespaces");
-            }
-            "--cap-add" if value.is_some_and(|v| HOST_CAPABILITIES.contains(&v.to_ascii_uppercase().as_str())) => {
-                return Some("adds a capability that reaches the host");
-            }
-            _ => {}
+            continue;
         }
-        // A cluster such as `-itv /:/h` ends with the option that takes the value.
-        if !word.starts_with("--")
-            && word.len() > 2
-            && word.ends_with('v')
-            && words.peek().is_some_and(|v| is_host_mount(volume_source(v)))
-        {
-            return Some("mounts a host system path into the container");
+        // A cluster of short options (`-it`, `-itv /:/h`, `-v/:/h`): the first
+        // letter that takes a value takes the rest of the word, or the next word.
+        for (i, letter) in word.char_indices().skip(1) {
+            let short = format!("-{letter}");
+            if takes_value(&short) {
+                // `-v=/:/h` is `-v /:/h`, as the engines' option parser reads it.
+                let rest = word.get(i + letter.len_utf8()..).unwrap_or_default();
+                let rest = rest.strip_prefix('=').unwrap_or(rest);
+                let value = if rest.is_empty() { words.next().flatten() } else { Some(rest) };
+                if let Some(why) = escape_option(&short, value) {
+                    return Some(why);
+                }
+                break;
+            }
         }
     }
     None
+}
+
+/// Whether `flag` of a container engine's `run`/`exec` takes the next word.
+fn takes_value(flag: &str) -> bool {
+    crate::shell::remote::CONTAINER_VALUES.contains(&flag)
+}
+
+/// How one option and its value give the container the host, if they do.
+fn escape_option(flag: &str, value: Option<&str>) -> Option<&'static str> {
+    match flag {
+        "--privileged" if value.is_none_or(|v| v != "false") => Some("runs a privileged container"),
+        "-v" | "--volume" if value.is_some_and(|v| is_host_mount(volume_source(v))) => {
+            Some("mounts a host system path into the container")
+        }
+        "--mount" if value.and_then(mount_source).is_some_and(is_host_mount) => {
+            Some("mounts a host system path into the container")
+        }
+        "--pid" | "--ipc" | "--userns" if value == Some("host") => Some("shares the host's processes or namespaces"),
+        "--cap-add" if value.is_some_and(|v| HOST_CAPABILITIES.contains(&v.to_ascii_uppercase().as_str())) => {
+            Some("adds a capability that reaches the host")
+        }
+        "--device" if value.is_some_and(is_host_disk) => Some("hands the container a host disk or the host's memory"),
+        _ => None,
+    }
+}
+
+/// Whether a `--device` value (`/dev/sda:/dev/x:rwm`) is a disk or the host's memory.
+fn is_host_disk(value: &str) -> bool {
+    let source = value.split(':').next().unwrap_or(value);
+    let Some(name) = source.strip_prefix("/dev/") else { return false };
+    matches!(name, "mem" | "kmem" | "port")
+        || ["sd", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "mapper/", "loop", "md"]
+            .iter()
+            .any(|p| name.starts_with(p))
 }
 
 /// Whether the command deletes infrastructure, and what.
