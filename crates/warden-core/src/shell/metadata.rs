@@ -87,8 +87,11 @@ pub(crate) fn git_subcommand(argv: &[Arg]) -> Option<usize> {
 /// listed for them (an option git would read as a prefix of another, such
 /// as `--patc`, is not listed, so it does not pass), `status`, `rm --cached`
 /// (it leaves the file alone, which is how a committed `.env` is taken out
-/// of the index), `restore --staged` and `reset` (the index only), and
-/// `log`/`shortlog` with names, counts or commit fields only. A `-c`
+/// of the index), `restore --staged` and `reset` (the index only),
+/// `update-index` marking entries (`--assume-unchanged`, `--skip-worktree`),
+/// `diff` printing counts and names in place of the patch (`--stat`,
+/// `--numstat`, `--name-only`, ...), and `log`/`shortlog` with names, counts
+/// or commit fields only. A `-c`
 /// setting before the subcommand (`diff.x.textconv`, `core.fsmonitor`) may
 /// run code or print contents: then none passes.
 fn git_looks_only(argv: &[Arg]) -> bool {
@@ -115,6 +118,13 @@ fn git_looks_only(argv: &[Arg]) -> bool {
         "rm" => options().any(|o| o == "--cached") && only(GIT_RM_OPTIONS, &[]),
         "restore" => options().any(|o| o == "--staged" || o == "-S") && only(GIT_RESTORE_OPTIONS, &["--source"]),
         "reset" => only(GIT_RESET_OPTIONS, &[]),
+        // `--stat` and its kin print counts and names instead of the patch; `-p` beside them would print it.
+        "diff" => {
+            options()
+                .any(|o| GIT_DIFF_SUMMARIES.contains(&o) || o.starts_with("--stat=") || o.starts_with("--dirstat="))
+                && only(GIT_DIFF_OPTIONS, GIT_DIFF_VALUED)
+        }
+        "update-index" => options().next().is_some() && only(GIT_UPDATE_INDEX_OPTIONS, &[]),
         // `-5` limits the count; `--output=FILE` would write a file.
         "log" | "shortlog" => options().all(|o| {
             (GIT_LOG_OPTIONS.contains(&o)
@@ -166,6 +176,50 @@ const GIT_RM_OPTIONS: &[&str] = &[
 
 /// `git restore` options that keep it to the index (not `--worktree`, not `--patch`).
 const GIT_RESTORE_OPTIONS: &[&str] = &["--staged", "-S", "-q", "--quiet", "-s"];
+
+/// `git diff` options that print counts or names in place of the patch.
+const GIT_DIFF_SUMMARIES: &[&str] =
+    &["--stat", "--numstat", "--shortstat", "--name-only", "--name-status", "--dirstat", "--quiet"];
+
+/// `git diff` options allowed beside a summary: none prints a patch, runs a
+/// program (`--ext-diff`) or converts a file's text (`--textconv`).
+const GIT_DIFF_OPTIONS: &[&str] = &[
+    "--stat",
+    "--numstat",
+    "--shortstat",
+    "--name-only",
+    "--name-status",
+    "--dirstat",
+    "--quiet",
+    "--summary",
+    "--cached",
+    "--staged",
+    "--no-color",
+    "--exit-code",
+    "-z",
+    "-M",
+    "--find-renames",
+    "--no-renames",
+    "--no-ext-diff",
+    "--no-textconv",
+    "-R",
+];
+
+/// `git diff` options written `--name=value` beside a summary.
+const GIT_DIFF_VALUED: &[&str] = &["--stat", "--dirstat", "--diff-filter", "--stat-width", "--stat-count"];
+
+/// `git update-index` options that only mark or refresh entries (not `--add`, `--cacheinfo`, `--chmod`).
+const GIT_UPDATE_INDEX_OPTIONS: &[&str] = &[
+    "--assume-unchanged",
+    "--no-assume-unchanged",
+    "--skip-worktree",
+    "--no-skip-worktree",
+    "--refresh",
+    "--really-refresh",
+    "-q",
+    "--ignore-missing",
+    "--unmerged",
+];
 
 /// `git reset` options that keep it to the index (not `--hard`, `--merge`, `--keep`, `--patch`).
 const GIT_RESET_OPTIONS: &[&str] = &["-q", "--quiet", "--mixed", "--soft", "--no-refresh", "--refresh"];
