@@ -218,6 +218,16 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
                 }
             }
         }
+        // `mosh --ssh=CMD` runs CMD here to reach the host (option names may be shortened).
+        "mosh" => {
+            for i in 1..argv.len() {
+                for option in ["--ssh", "--ss", "-ssh", "-ss"] {
+                    if let Some((v, _)) = value_of(argv, i, option) {
+                        push(v);
+                    }
+                }
+            }
+        }
         "rsync" => {
             for i in 1..argv.len() {
                 for option in ["-e", "--rsh", "--rsync-path"] {

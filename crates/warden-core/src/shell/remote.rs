@@ -23,7 +23,7 @@ use crate::prelude::*;
 const SSH_VALUES: &str = "bcDEeFIiJLlmOopPQRSWwB";
 
 /// `docker`/`podman` options, their own and those of `exec`/`run`/`compose`, that take a value.
-pub(crate) const CONTAINER_VALUES: &[&str] = &[
+const CONTAINER_VALUES: &[&str] = &[
     "-H",
     "--host",
     "--context",
@@ -128,8 +128,9 @@ pub fn command(program: &str, argv: &[Arg]) -> Option<String> {
         "docker-compose" | "podman-compose" => compose(argv, 1),
         "kubectl" | "oc" => kube(argv),
         "mosh" => mosh(argv),
-        "vagrant" => command_option(argv, &["ssh"]),
-        "gcloud" => command_option(argv, &["compute", "ssh"]).or_else(|| command_option(argv, &["cloud-shell", "ssh"])),
+        "vagrant" => ssh_front_end(argv, &["ssh"]),
+        // `gcloud compute ssh`, `gcloud cloud-shell ssh`, `gcloud workstations ssh`, `gcloud alpha … ssh`.
+        "gcloud" => ssh_front_end(argv, &["ssh"]),
         _ => None,
     }
 }
@@ -138,38 +139,70 @@ pub fn command(program: &str, argv: &[Arg]) -> Option<String> {
 const MOSH_VALUES: &[&str] =
     &["-p", "--port", "--ssh", "--server", "--client", "--predict", "--family", "--bind-server"];
 
-/// `mosh [options] HOST [--] CMD...`: the words after the host, joined as
-/// `ssh` joins them. Without a command it is an interactive session that
-/// reads no script.
+/// `mosh [options] HOST [--] CMD...`: `mosh-server` runs the words after the
+/// host as a program and its arguments (each word stays one word), and the
+/// remote login shell runs `--server`'s text. Without either it is an
+/// interactive session that reads no script.
 fn mosh(argv: &[Arg]) -> Option<String> {
+    let server = argv.iter().enumerate().find_map(|(k, a)| {
+        let t = a.known()?;
+        match t {
+            "--server" | "--serve" | "--serv" | "-server" => argv.get(k + 1).map(|v| v.known().unwrap_or(&v.raw)),
+            _ => ["--server=", "--serve=", "--serv=", "-server="].iter().find_map(|p| t.strip_prefix(p)),
+        }
+    });
     let host = operand(argv, 1, MOSH_VALUES)?;
-    let mut words = argv.get(host + 1..).unwrap_or(&[]);
-    if words.first().and_then(Arg::known) == Some("--") {
-        words = words.get(1..).unwrap_or(&[]);
+    let mut from = host + 1;
+    if argv.get(from).and_then(Arg::known) == Some("--") {
+        from += 1;
     }
-    (!words.is_empty()).then(|| joined(words))
+    let command = argv_code(argv, from);
+    match (server, command) {
+        (Some(s), Some(c)) => Some(format!("{s}\n{c}")),
+        (Some(s), None) => Some(s.to_string()),
+        (None, c) => c,
+    }
 }
 
-/// The shell code of a `-c`/`--command` option given after the subcommand
-/// words `path` (`vagrant ssh web -c CMD`, `gcloud compute ssh vm
-/// --command=CMD`): the remote login shell runs it.
-fn command_option(argv: &[Arg], path: &[&str]) -> Option<String> {
+/// What the remote login shell runs for a front-end of `ssh` (`vagrant ssh
+/// [NAME]`, `gcloud compute ssh VM`) after the subcommand words `path`: the
+/// code of its `-c`/`--command` option (`-cCODE` and `--command=CODE` too),
+/// and the words it hands `ssh` after `--` (their leading options skipped,
+/// the rest joined as `ssh` joins them). With neither, the login shell
+/// reads the program's input, as `ssh HOST` does.
+fn ssh_front_end(argv: &[Arg], path: &[&str]) -> Option<String> {
     let mut at = 1;
     for word in path {
         at += argv.get(at..)?.iter().position(|a| a.known() == Some(word))? + 1;
     }
     let rest = argv.get(at..)?;
-    rest.iter().enumerate().find_map(|(k, a)| {
-        let t = a.known()?;
-        if t == "--" {
-            return None;
+    let dashes = rest.iter().position(|a| a.known() == Some("--"));
+    let options = rest.get(..dashes.unwrap_or(rest.len())).unwrap_or_default();
+    let mut code: Vec<String> = Vec::new();
+    for (k, a) in options.iter().enumerate() {
+        let Some(t) = a.known() else { continue };
+        let value = match t {
+            "-c" | "--command" => options.get(k + 1).map(|v| v.known().unwrap_or(&v.raw)),
+            _ => t.strip_prefix("--command=").or_else(|| t.strip_prefix("-c").filter(|v| !v.is_empty())),
+        };
+        code.extend(value.map(str::to_string));
+    }
+    if let Some(d) = dashes {
+        let extra = rest.get(d + 1..).unwrap_or_default();
+        // `-t`, `-o X`: options of `ssh`, not the command.
+        let mut i = 0;
+        while let Some(t) = extra.get(i).and_then(Arg::known).filter(|t| is_option(t)) {
+            let last = t.chars().last().unwrap_or_default();
+            i += if t.len() == 2 && SSH_VALUES.contains(last) { 2 } else { 1 };
         }
-        if t == "-c" || t == "--command" {
-            let value = rest.get(k + 1)?;
-            return Some(value.known().unwrap_or(&value.raw).to_string());
+        if let Some(words) = extra.get(i..).filter(|w| !w.is_empty()) {
+            code.push(joined(words));
         }
-        t.strip_prefix("--command=").map(str::to_string)
-    })
+    }
+    if code.is_empty() {
+        return Some("sh".to_string());
+    }
+    Some(code.join("\n"))
 }
 
 /// Whether `t` is an option word, not an operand.

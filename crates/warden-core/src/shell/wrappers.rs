@@ -64,10 +64,11 @@ pub struct Wrapper {
     /// Options that, when no command follows, make it start a shell that
     /// reads its standard input (`sudo -s`, `sudo -i`).
     pub shell: &'static [&'static str],
-    /// Its operands before `--` name tools or a container, not the command,
-    /// which follows `--` (`mise exec node@20 -- CMD`); without one it
+    /// When some are listed, its operands before one of these words name
+    /// tools or a container, not the command, which follows the word (`mise
+    /// exec node@20 -- CMD`, `distrobox enter box -e CMD`); without one it
     /// starts a shell that reads its standard input.
-    pub dashes: bool,
+    pub dashes: &'static [&'static str],
     pub runs: Runs,
 }
 
@@ -82,7 +83,7 @@ const fn argv(name: &'static str, values: &'static [&'static str]) -> Wrapper {
         assigns: false,
         sub: &[],
         shell: &[],
-        dashes: false,
+        dashes: &[],
         runs: Runs::Argv,
     }
 }
@@ -140,7 +141,51 @@ const UV_VALUES: &[&str] = &[
     "--from",
     "--cache-dir",
     "--config-file",
+    "--constraints",
+    "--constraint",
+    "-c",
+    "--overrides",
+    "--override",
+    "--build-constraints",
+    "--build-constraint",
+    "-b",
+    "--extra-index-url",
+    "--find-links",
+    "-f",
+    "--default-index",
+    "--allow-insecure-host",
+    "--upgrade-package",
+    "-P",
+    "--reinstall-package",
+    "--refresh-package",
+    "--no-binary-package",
+    "--only-binary",
+    "--no-build-isolation-package",
+    "--no-build-package",
+    "--resolution",
+    "--prerelease",
+    "--exclude-newer",
+    "--config-setting",
+    "-C",
+    "--link-mode",
+    "--keyring-provider",
+    "--index-strategy",
+    "--python-preference",
+    "--python-platform",
+    "--color",
+    "--torch-backend",
+    "--with-executables-from",
+    "--no-group",
+    "--only-group",
+    "--no-extra",
+    "--module",
+    "-m",
 ];
+/// Options of `distrobox enter`/`ephemeral` that take a value.
+const DISTROBOX_VALUES: &[&str] =
+    &["-n", "--name", "-a", "--additional-flags", "-i", "--image", "--additional-packages", "--init-hooks"];
+/// The words after which `distrobox` runs its command.
+const DISTROBOX_DASHES: &[&str] = &["--", "-e", "--exec"];
 /// Options of `conda run` and its look-alikes that take a value.
 const CONDA_VALUES: &[&str] = &["-n", "--name", "-p", "--prefix", "--cwd", "--live-stream-to"];
 /// Options of `tmux` and of its subcommands below that take a value.
@@ -413,7 +458,10 @@ pub const WRAPPERS: &[Wrapper] = &[
     sub(argv("poetry", &["-C", "--directory", "-P", "--project"]), &["run"]),
     sub(argv("pipenv", &[]), &["run"]),
     sub(argv("pdm", &["-p", "--project", "-r", "--root"]), &["run"]),
-    sub(argv("hatch", &["-e", "--env", "-p", "--project"]), &["run", "env run"]),
+    sub(
+        argv("hatch", &["-e", "--env", "-p", "--project", "-i", "--include", "-x", "--exclude", "-f", "--filter"]),
+        &["run", "env run"],
+    ),
     sub(argv("rye", &["--pyproject"]), &["run"]),
     sub(argv("pixi", &["-e", "--environment", "--manifest-path"]), &["run", "exec"]),
     sub(argv("conda", CONDA_VALUES), &["run"]),
@@ -433,14 +481,16 @@ pub const WRAPPERS: &[Wrapper] = &[
     argv("flatpak-spawn", &[]),
     // `mise exec node@20 -- CMD`, `mise x -c CODE`; `asdf exec CMD`.
     Wrapper {
-        dashes: true,
+        dashes: &["--"],
         code: &["-c", "--command"],
         ..sub(argv("mise", &["-C", "--cd", "-E", "--env", "-j", "--jobs", "-P", "--profile"]), &["exec", "x"])
     },
     sub(argv("asdf", &[]), &["exec"]),
     // `distrobox enter BOX -- CMD`: the container shares the home folder, so it is judged as here.
-    Wrapper { dashes: true, ..sub(argv("distrobox", &["-n", "--name", "-a", "--additional-flags"]), &["enter"]) },
-    Wrapper { dashes: true, ..argv("distrobox-enter", &["-n", "--name", "-a", "--additional-flags"]) },
+    // `-e`/`--exec` stand for `--`; `ephemeral` makes a box, runs the command in it and removes it.
+    Wrapper { dashes: DISTROBOX_DASHES, ..sub(argv("distrobox", DISTROBOX_VALUES), &["enter", "ephemeral"]) },
+    Wrapper { dashes: DISTROBOX_DASHES, ..argv("distrobox-enter", DISTROBOX_VALUES) },
+    Wrapper { dashes: DISTROBOX_DASHES, ..argv("distrobox-ephemeral", DISTROBOX_VALUES) },
     argv("sshpass", &["-p", "-f", "-d", "-P"]),
     // `nix-shell -p PKGS --run CODE`: without a code option it is a shell reading its input.
     coded(
@@ -522,6 +572,9 @@ fn classify(w: &Wrapper, t: &str) -> Opt {
     for (k, c) in letters.iter().enumerate() {
         let opt = format!("-{c}");
         let attached: String = letters.get(k + 1..).unwrap_or(&[]).iter().collect();
+        // `mise x -c='CODE'`: parsers such as clap drop the `=`; the code is
+        // read without it (with it, it would run nothing).
+        let attached = attached.strip_prefix('=').map_or(attached.clone(), str::to_string);
         match kind(&opt) {
             Some(Opt::Inert) => return Opt::Inert,
             Some(Opt::Code(_)) if attached.is_empty() => return Opt::Code(None),
@@ -561,7 +614,7 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
             return after_options(w, argv, i);
         };
         let lone_dash = t == "-" && w.runs != Runs::FirstOperand;
-        if options && t == "--" {
+        if options && (t == "--" || w.dashes.contains(&t)) {
             options = false;
             i += 1;
             continue;
@@ -584,7 +637,7 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
             }
             continue;
         }
-        if w.dashes && options {
+        if !w.dashes.is_empty() && options {
             // `mise exec node@20 -- CMD`: a tool, not the command.
             i += 1;
             continue;
@@ -611,7 +664,7 @@ pub fn unwrap(w: &Wrapper, argv: &[Arg]) -> Unwrap {
         }
         return after_options(w, argv, i);
     }
-    if (permute && !argv_mode) || shell || (w.dashes && options) { Unwrap::Input } else { Unwrap::Nothing }
+    if (permute && !argv_mode) || shell || (!w.dashes.is_empty() && options) { Unwrap::Input } else { Unwrap::Nothing }
 }
 
 /// Where the words after a runner's subcommand start (`poetry -C d run CMD`:

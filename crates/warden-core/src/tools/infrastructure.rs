@@ -13,26 +13,63 @@ use crate::prelude::*;
 use crate::shell::commands::{Arg, Invocation};
 
 /// Container engines whose `run` and `create` can hand a container the host.
-const CONTAINER_ENGINES: crate::shell::programs::Names =
-    crate::shell::programs::Names::new(&["docker", "podman", "nerdctl"]);
+const CONTAINER_ENGINES: crate::shell::programs::Names = crate::shell::programs::Names::new(&[
+    "docker",
+    "podman",
+    "nerdctl",
+    "podman-remote",
+    "docker-compose",
+    "podman-compose",
+    "finch",
+]);
 
-/// Host paths that give a container the host when mounted into it.
-const HOST_MOUNTS: &[&str] = &[
-    "/",
+/// Host folders whose whole tree gives a container the host when mounted
+/// into it (the host's root, its configuration, boot files, devices, kernel
+/// interfaces, programs, and the folders of runtime sockets and container
+/// state), except [`HARMLESS_MOUNTS`].
+const HOST_TREES: &[&str] = &[
     "/etc",
     "/root",
-    "/home",
-    "/var",
-    "/usr",
     "/boot",
     "/dev",
     "/proc",
     "/sys",
-    "/var/run/docker.sock",
-    "/run/docker.sock",
-    "/run/containerd/containerd.sock",
-    "/run/podman/podman.sock",
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/bin",
+    "/sbin",
+    "/run",
+    "/var/run",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+    "/var/lib/containers",
+    "/var/lib/kubelet",
 ];
+
+/// Host folders that give the host only when mounted whole (`/home` and a
+/// user's home in it, `/var`); a project folder under them does not.
+const HOST_FOLDERS: &[&str] = &["/", "~", "/home", "/var"];
+
+/// Host paths under [`HOST_TREES`] commonly mounted that give nothing of the host away.
+const HARMLESS_MOUNTS: &[&str] = &[
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/ssl/certs",
+    "/etc/ca-certificates",
+    "/etc/pki/ca-trust",
+    "/usr/share/zoneinfo",
+    "/usr/share/fonts",
+    "/usr/share/ca-certificates",
+    "/dev/null",
+    "/dev/shm",
+    "/dev/snd",
+    "/dev/dri",
+    "/dev/log",
+];
+
+/// Words in a socket's path that make it a container runtime's API.
+const RUNTIME_SOCKETS: &[&str] = &["docker", "containerd", "podman", "crio", "buildkit", "k3s", "dockershim"];
 
 /// Capabilities that give a container the host.
 const HOST_CAPABILITIES: &[&str] = &[
@@ -84,87 +121,182 @@ pub fn check(inv: &Invocation, out: &mut Vec<Finding>) {
     }
 }
 
-/// The source of a `-v`/`--volume` value (`/:/host:ro` is `/`).
-fn volume_source(value: &str) -> &str {
-    value.split(':').next().unwrap_or(value)
+/// The host source of a `-v`/`--volume` value (`/:/host:ro` is `/`); `None`
+/// for a value without a `:`, an anonymous volume made inside the container.
+fn volume_source(value: &str) -> Option<&str> {
+    value.split_once(':').map(|(source, _)| source)
 }
 
-/// The `source=`/`src=` of a `--mount` value.
-fn mount_source(value: &str) -> Option<&str> {
-    value.split(',').find_map(|part| part.strip_prefix("source=").or_else(|| part.strip_prefix("src=")))
+/// The sources of a `--mount` value: its `source=`/`src=` field (keys in any
+/// case, a field in CSV quotes) and the `device=` a local volume binds.
+fn mount_sources(value: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let (mut field, mut quoted) = (String::new(), false);
+    for c in value.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(core::mem::take(&mut field)),
+            _ => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+        .iter()
+        .filter_map(|f| {
+            let (key, v) = f.split_once('=')?;
+            let key = key.trim().to_ascii_lowercase();
+            match key.as_str() {
+                "source" | "src" => Some(v.to_string()),
+                "volume-opt" | "volume-driver-opt" => v.strip_prefix("device=").map(str::to_string),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
+/// Whether mounting host path `source` gives the container the host.
 fn is_host_mount(source: &str) -> bool {
-    let trimmed = if source.len() > 1 { source.trim_end_matches('/') } else { source };
-    HOST_MOUNTS.contains(&trimmed)
+    if !(source.starts_with('/') || source.starts_with('~') || source.starts_with("$HOME")) {
+        return false;
+    }
+    let path = crate::paths::normalize(source, None, None);
+    let under = |tree: &str| path == tree || (path.starts_with(tree) && path.as_bytes().get(tree.len()) == Some(&b'/'));
+    // `/home/ada` is a user's home; `/home/ada/project` a folder of it.
+    let whole_home = path.strip_prefix("/home/").is_some_and(|user| !user.contains('/'));
+    if HOST_FOLDERS.contains(&path.as_str()) || whole_home {
+        return true;
+    }
+    let name = path.rsplit('/').next().unwrap_or_default();
+    if name.ends_with(".sock") && RUNTIME_SOCKETS.iter().any(|r| path.contains(r)) {
+        return true;
+    }
+    HOST_TREES.iter().any(|t| under(t)) && !HARMLESS_MOUNTS.iter().any(|h| under(h))
 }
 
 /// Whether a `run`/`create`/`exec` gives the container the host, and how.
 /// `args` are the words after the program, `None` where a word is only known
-/// at run time (it still fills its place: `-v "$D" --privileged` is a volume
-/// and then a privileged container).
+/// at run time.
+///
+/// Options are read as the engines read them: a long option takes the next
+/// word as its value unless it is one of [`ENGINE_FLAGS`] (an option this
+/// table does not know is read as taking a value, so an option added by a
+/// new release cannot hide the ones after it), and a cluster of short
+/// options (`-itv /:/h`, `-v/:/h`, `-v=/:/h`) gives the rest of the word or
+/// the next word to its first letter that is not a flag. A word only known at
+/// run time may be any option, or the image: after one, every later word is
+/// looked at (`docker run $X alpine --privileged`).
 fn container_escape(args: &[Option<&str>]) -> Option<&'static str> {
     // Global options (`-H tcp://…`, `--context x`) and `container` may come
     // before the subcommand: `docker -H x container run` is `docker run`.
     let at = args.iter().position(|a| matches!(*a, Some("run" | "create" | "exec")))?;
     let mut words = args.iter().skip(at + 1).copied();
+    let mut blind = false;
     while let Some(word) = words.next() {
-        // A word only known at run time may be an option or its value: skipped.
-        let Some(word) = word else { continue };
-        // Options end at the image name; `--` ends them too.
+        let Some(word) = word else {
+            blind = true;
+            continue;
+        };
+        // Options end at the image name, or at `--`.
         if word == "--" || !word.starts_with('-') || word == "-" {
+            if blind {
+                continue;
+            }
             break;
         }
         if word.starts_with("--") {
             let (flag, value) = match word.split_once('=') {
                 Some((f, v)) => (f, Some(v)),
-                None if takes_value(word) => (word, words.next().flatten()),
-                None => (word, None),
+                None if ENGINE_FLAGS.contains(&word) => (word, None),
+                None => (word, words.next().flatten()),
             };
             if let Some(why) = escape_option(flag, value) {
                 return Some(why);
             }
             continue;
         }
-        // A cluster of short options (`-it`, `-itv /:/h`, `-v/:/h`): the first
-        // letter that takes a value takes the rest of the word, or the next word.
         for (i, letter) in word.char_indices().skip(1) {
-            let short = format!("-{letter}");
-            if takes_value(&short) {
-                // `-v=/:/h` is `-v /:/h`, as the engines' option parser reads it.
-                let rest = word.get(i + letter.len_utf8()..).unwrap_or_default();
-                let rest = rest.strip_prefix('=').unwrap_or(rest);
-                let value = if rest.is_empty() { words.next().flatten() } else { Some(rest) };
-                if let Some(why) = escape_option(&short, value) {
-                    return Some(why);
-                }
-                break;
+            if ENGINE_SHORT_FLAGS.contains(letter) {
+                continue;
             }
+            // `-v=/:/h` is `-v /:/h`.
+            let rest = word.get(i + letter.len_utf8()..).unwrap_or_default();
+            let rest = rest.strip_prefix('=').unwrap_or(rest);
+            let value = if rest.is_empty() { words.next().flatten() } else { Some(rest) };
+            let flag = format!("-{letter}");
+            if let Some(why) = escape_option(&flag, value) {
+                return Some(why);
+            }
+            break;
         }
     }
     None
 }
 
-/// Whether `flag` of a container engine's `run`/`exec` takes the next word.
-fn takes_value(flag: &str) -> bool {
-    crate::shell::remote::CONTAINER_VALUES.contains(&flag)
-}
+/// Long options of the engines' `run`/`create`/`exec` (and `compose run`)
+/// that take no value.
+const ENGINE_FLAGS: &[&str] = &[
+    "--privileged",
+    "--rm",
+    "--detach",
+    "--interactive",
+    "--tty",
+    "--init",
+    "--read-only",
+    "--no-healthcheck",
+    "--oom-kill-disable",
+    "--publish-all",
+    "--disable-content-trust",
+    "--quiet",
+    "--help",
+    "--use-api-socket",
+    "--sig-proxy",
+    "--replace",
+    "--rmi",
+    "--no-hosts",
+    "--env-host",
+    "--http-proxy",
+    "--read-only-tmpfs",
+    "--tls-verify",
+    "--no-deps",
+    "--service-ports",
+    "--use-aliases",
+    "--build",
+    "--remove-orphans",
+    "--quiet-pull",
+    "--no-TTY",
+];
+
+/// Short options of the engines' `run`/`create`/`exec` that take no value.
+const ENGINE_SHORT_FLAGS: &str = "ditPqT";
 
 /// How one option and its value give the container the host, if they do.
 fn escape_option(flag: &str, value: Option<&str>) -> Option<&'static str> {
+    // A Go boolean written as false (`--privileged=0`, `=f`, `=FALSE`).
+    let off = value.is_some_and(|v| matches!(v, "0" | "f" | "F" | "false" | "False" | "FALSE"));
     match flag {
-        "--privileged" if value.is_none_or(|v| v != "false") => Some("runs a privileged container"),
-        "-v" | "--volume" if value.is_some_and(|v| is_host_mount(volume_source(v))) => {
+        "--privileged" if !off => Some("runs a privileged container"),
+        "--use-api-socket" if !off => Some("hands the container the engine's API socket"),
+        "-v" | "--volume" if value.and_then(volume_source).is_some_and(is_host_mount) => {
             Some("mounts a host system path into the container")
         }
-        "--mount" if value.and_then(mount_source).is_some_and(is_host_mount) => {
+        "--mount" if value.is_some_and(|v| mount_sources(v).iter().any(|s| is_host_mount(s))) => {
             Some("mounts a host system path into the container")
         }
         "--pid" | "--ipc" | "--userns" if value == Some("host") => Some("shares the host's processes or namespaces"),
-        "--cap-add" if value.is_some_and(|v| HOST_CAPABILITIES.contains(&v.to_ascii_uppercase().as_str())) => {
+        "--cap-add"
+            if value.is_some_and(|v| {
+                v.split(',').any(|cap| HOST_CAPABILITIES.contains(&cap.trim().to_ascii_uppercase().as_str()))
+            }) =>
+        {
             Some("adds a capability that reaches the host")
         }
         "--device" if value.is_some_and(is_host_disk) => Some("hands the container a host disk or the host's memory"),
+        // `a *:* rwm` or `b 8:* rwm`: the container may make and use the host's block devices.
+        "--device-cgroup-rule"
+            if value.is_some_and(|v| matches!(v.trim_start().as_bytes().first(), Some(b'a' | b'b'))) =>
+        {
+            Some("lets the container use the host's disks")
+        }
         _ => None,
     }
 }
@@ -172,9 +304,11 @@ fn escape_option(flag: &str, value: Option<&str>) -> Option<&'static str> {
 /// Whether a `--device` value (`/dev/sda:/dev/x:rwm`) is a disk or the host's memory.
 fn is_host_disk(value: &str) -> bool {
     let source = value.split(':').next().unwrap_or(value);
+    let source = crate::paths::normalize(source, None, None);
     let Some(name) = source.strip_prefix("/dev/") else { return false };
     matches!(name, "mem" | "kmem" | "port")
-        || ["sd", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "mapper/", "loop", "md"]
+        || (name.starts_with("loop") && name != "loop-control")
+        || ["sd", "sg", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "mapper/", "md", "nbd", "disk/"]
             .iter()
             .any(|p| name.starts_with(p))
 }
@@ -206,7 +340,10 @@ fn teardown(program: &str, args: &[&str]) -> Option<String> {
             (s3 || api).then(|| "deletes cloud resources".to_string())
         }
         "gcloud" | "az" | "doctl" | "gsutil" => {
-            let deletes = args.iter().any(|a| matches!(*a, "delete" | "rm" | "rb"))
+            // The words after `--` go to another program (`gcloud compute ssh vm -- rm -rf /tmp/x`).
+            let args = args.split(|a| *a == "--").next().unwrap_or_default();
+            let deletes = !args.contains(&"ssh")
+                && args.iter().any(|a| matches!(*a, "delete" | "rm" | "rb"))
                 && !args.iter().any(|a| matches!(*a, "list" | "describe" | "show"));
             deletes.then(|| "deletes cloud resources".to_string())
         }
