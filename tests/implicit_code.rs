@@ -115,6 +115,11 @@ fn runners_remote_commands_containers_accounts_and_git_reads_are_judged_by_the_b
         ("git diff --stat .env", "allow", "tools.allow"),
         ("docker run -v /etc/localtime:/etc/localtime:ro alpine", "allow", "tools.allow"),
         ("gcloud compute ssh vm -- rm -rf /tmp/x", "allow", "tools.allow"),
+        ("podman run --unsetenv-all --privileged alpine", "deny", "exec.container-escape"),
+        ("docker run -v ..:/h alpine", "deny", "exec.container-escape"),
+        ("mosh --SERVER='rm -rf /;' host", "deny", "exec.recursive-delete"),
+        ("docker run -v ../data:/data postgres", "allow", "tools.allow"),
+        ("docker run -v /etc/passwd:/etc/passwd:ro alpine id", "allow", "tools.allow"),
     ];
     judge_rows(rows);
 }

@@ -220,8 +220,18 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
         }
         // `mosh --ssh=CMD` runs CMD here to reach the host (option names may be shortened).
         "mosh" => {
+            for (i, a) in argv.iter().enumerate().skip(1) {
+                match a.known().and_then(|t| super::remote::mosh_option(t, "ssh")) {
+                    Some(Some(v)) => push(Some(v)),
+                    Some(None) => push(argv.get(i + 1).and_then(Arg::known)),
+                    None => {}
+                }
+            }
+        }
+        // `--init-hooks`/`--pre-init-hooks` run in the box, which shares the home folder.
+        "distrobox" | "distrobox-create" | "distrobox-ephemeral" | "distrobox-enter" => {
             for i in 1..argv.len() {
-                for option in ["--ssh", "--ss", "-ssh", "-ss"] {
+                for option in ["--init-hooks", "--pre-init-hooks"] {
                     if let Some((v, _)) = value_of(argv, i, option) {
                         push(v);
                     }

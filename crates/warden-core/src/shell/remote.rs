@@ -139,17 +139,27 @@ pub fn command(program: &str, argv: &[Arg]) -> Option<String> {
 const MOSH_VALUES: &[&str] =
     &["-p", "--port", "--ssh", "--server", "--client", "--predict", "--family", "--bind-server"];
 
+/// Whether `word` is `mosh`'s option `name` as its option parser reads it
+/// (one or two dashes, any case, any prefix of two letters or more: `--ser`,
+/// `-SERVER`): `Some(Some(value))` when written `=value`, `Some(None)` when
+/// the value is the next word.
+pub(crate) fn mosh_option<'w>(word: &'w str, name: &str) -> Option<Option<&'w str>> {
+    let bare = word.strip_prefix("--").or_else(|| word.strip_prefix('-'))?;
+    let (given, value) = bare.split_once('=').map_or((bare, None), |(g, v)| (g, Some(v)));
+    let matches = given.len() >= 2
+        && given.len() <= name.len()
+        && name.get(..given.len()).is_some_and(|p| p.eq_ignore_ascii_case(given));
+    matches.then_some(value)
+}
+
 /// `mosh [options] HOST [--] CMD...`: `mosh-server` runs the words after the
 /// host as a program and its arguments (each word stays one word), and the
 /// remote login shell runs `--server`'s text. Without either it is an
 /// interactive session that reads no script.
 fn mosh(argv: &[Arg]) -> Option<String> {
-    let server = argv.iter().enumerate().find_map(|(k, a)| {
-        let t = a.known()?;
-        match t {
-            "--server" | "--serve" | "--serv" | "-server" => argv.get(k + 1).map(|v| v.known().unwrap_or(&v.raw)),
-            _ => ["--server=", "--serve=", "--serv=", "-server="].iter().find_map(|p| t.strip_prefix(p)),
-        }
+    let server = argv.iter().enumerate().find_map(|(k, a)| match mosh_option(a.known()?, "server")? {
+        Some(v) => Some(v),
+        None => argv.get(k + 1).map(|v| v.known().unwrap_or(&v.raw)),
     });
     let host = operand(argv, 1, MOSH_VALUES)?;
     let mut from = host + 1;

@@ -175,6 +175,8 @@ const UV_VALUES: &[&str] = &[
     "--color",
     "--torch-backend",
     "--with-executables-from",
+    "-i",
+    "--exclude-newer-package",
     "--no-group",
     "--only-group",
     "--no-extra",
@@ -453,13 +455,31 @@ pub const WRAPPERS: &[Wrapper] = &[
     with(argv("chrt", &[]), 1, &["-p", "--pid"]),
     argv("ssh-agent", &["-a", "-E", "-t", "-P"]),
     // Project and environment runners: `uv run CMD`, `poetry run CMD`, `conda run -n ENV CMD`, ...
-    sub(argv("uv", UV_VALUES), &["run", "tool run"]),
+    sub(argv("uv", UV_VALUES), &["run", "tool run", "tool uvx"]),
     argv("uvx", UV_VALUES),
     sub(argv("poetry", &["-C", "--directory", "-P", "--project"]), &["run"]),
     sub(argv("pipenv", &[]), &["run"]),
     sub(argv("pdm", &["-p", "--project", "-r", "--root"]), &["run"]),
     sub(
-        argv("hatch", &["-e", "--env", "-p", "--project", "-i", "--include", "-x", "--exclude", "-f", "--filter"]),
+        argv(
+            "hatch",
+            &[
+                "-e",
+                "--env",
+                "-p",
+                "--project",
+                "-i",
+                "--include",
+                "-x",
+                "--exclude",
+                "-f",
+                "--filter",
+                "--data-dir",
+                "--cache-dir",
+                "--config",
+                "--color",
+            ],
+        ),
         &["run", "env run"],
     ),
     sub(argv("rye", &["--pyproject"]), &["run"]),
@@ -483,9 +503,15 @@ pub const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         dashes: &["--"],
         code: &["-c", "--command"],
-        ..sub(argv("mise", &["-C", "--cd", "-E", "--env", "-j", "--jobs", "-P", "--profile"]), &["exec", "x"])
+        ..sub(
+            argv("mise", &["-C", "--cd", "-E", "--env", "-j", "--jobs", "-P", "--profile", "--log-level"]),
+            &["exec", "x"],
+        )
     },
     sub(argv("asdf", &[]), &["exec"]),
+    // `podman unshare CMD` runs it in the user namespace, as root there; `distrobox-host-exec CMD` on the host.
+    sub(argv("podman", &["--url", "--connection", "-c", "--root", "--runroot", "--log-level"]), &["unshare"]),
+    argv("distrobox-host-exec", &[]),
     // `distrobox enter BOX -- CMD`: the container shares the home folder, so it is judged as here.
     // `-e`/`--exec` stand for `--`; `ephemeral` makes a box, runs the command in it and removes it.
     Wrapper { dashes: DISTROBOX_DASHES, ..sub(argv("distrobox", DISTROBOX_VALUES), &["enter", "ephemeral"]) },

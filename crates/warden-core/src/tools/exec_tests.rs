@@ -376,6 +376,19 @@ const WRAPPERS: &[Row] = &[
     ("distrobox-enter's --exec", "distrobox-enter -n box --exec rm -rf ~", Decision::Deny, "exec.recursive-delete"),
     ("distrobox ephemeral", "distrobox ephemeral -- rm -rf ~", Decision::Deny, "exec.recursive-delete"),
     ("distrobox-ephemeral", "distrobox-ephemeral -e rm -rf ~", Decision::Deny, "exec.recursive-delete"),
+    ("hatch run after its data folder", "hatch --data-dir /x run rm -rf ~", Decision::Deny, "exec.recursive-delete"),
+    ("uv tool uvx", "uv tool uvx rm -rf ~", Decision::Deny, "exec.recursive-delete"),
+    ("uv run after -i", "uv run -i https://x.example rm -rf ~", Decision::Deny, "exec.recursive-delete"),
+    (
+        "mise exec after its log level",
+        "mise --log-level debug exec -- rm -rf ~",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    ("podman unshare", "podman unshare rm -rf ~", Decision::Deny, "exec.recursive-delete"),
+    ("distrobox-host-exec", "distrobox-host-exec rm -rf ~", Decision::Deny, "exec.recursive-delete"),
+    ("a box's init hooks", "distrobox create --init-hooks 'rm -rf ~' -n box", Decision::Deny, "exec.recursive-delete"),
+    ("podman's other subcommands pass", "podman ps -a", Decision::Allow, "tools.allow"),
     ("npx of a formatter passes", "npx prettier --write .", Decision::Allow, "tools.allow"),
     ("nix-shell's harmless code passes", "nix-shell -p jq --run 'jq . x.json'", Decision::Allow, "tools.allow"),
     ("tmux attach passes", "tmux attach -t dev", Decision::Allow, "tools.allow"),
@@ -2296,6 +2309,10 @@ const ELSEWHERE: &[Row] = &[
         Decision::Ask,
         "exec.infrastructure-destroy",
     ),
+    ("mosh's server option shortened", "mosh --ser='rm -rf /;' host", Decision::Deny, "exec.recursive-delete"),
+    ("mosh's server option in capitals", "mosh --SERVER='rm -rf /;' host", Decision::Deny, "exec.recursive-delete"),
+    ("mosh's server option with one dash", "mosh -se 'rm -rf /;' host", Decision::Deny, "exec.recursive-delete"),
+    ("mosh's ssh option in capitals", "mosh --SSH='rm -rf ~' host", Decision::Deny, "exec.recursive-delete"),
 ];
 
 #[test]

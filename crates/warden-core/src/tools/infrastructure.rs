@@ -45,6 +45,12 @@ const HOST_TREES: &[&str] = &[
     "/var/lib/containerd",
     "/var/lib/containers",
     "/var/lib/kubelet",
+    "/var/lib/rancher",
+    "/var/spool/cron",
+    // Desktop engines keep their sockets and credentials here.
+    "~/.docker",
+    "~/.colima",
+    "~/.rd",
 ];
 
 /// Host folders that give the host only when mounted whole (`/home` and a
@@ -66,7 +72,13 @@ const HARMLESS_MOUNTS: &[&str] = &[
     "/dev/snd",
     "/dev/dri",
     "/dev/log",
+    "/dev/bus/usb",
+    "/usr/local/share/ca-certificates",
 ];
+
+/// Host files anyone may read, harmless to mount read-only (`:ro`), not writable.
+const READABLE_MOUNTS: &[&str] =
+    &["/etc/passwd", "/etc/group", "/etc/hosts", "/etc/resolv.conf", "/etc/os-release", "/etc/machine-id", "/etc/pki"];
 
 /// Words in a socket's path that make it a container runtime's API.
 const RUNTIME_SOCKETS: &[&str] = &["docker", "containerd", "podman", "crio", "buildkit", "k3s", "dockershim"];
@@ -94,7 +106,8 @@ pub fn check(inv: &Invocation, out: &mut Vec<Finding>) {
     if let Some(why) = CONTAINER_ENGINES
         .has(program)
         .then(|| inv.argv.iter().skip(1).map(Arg::known).collect::<Vec<_>>())
-        .and_then(|placed| container_escape(&placed))
+        .and_then(|placed| container_escape(&placed, inv.cwd.as_deref()))
+        .or_else(|| distrobox_escape(program, &args, inv.cwd.as_deref()))
     {
         out.push(Finding {
             rule: rules::EXEC_CONTAINER_ESCAPE,
@@ -121,15 +134,19 @@ pub fn check(inv: &Invocation, out: &mut Vec<Finding>) {
     }
 }
 
-/// The host source of a `-v`/`--volume` value (`/:/host:ro` is `/`); `None`
-/// for a value without a `:`, an anonymous volume made inside the container.
-fn volume_source(value: &str) -> Option<&str> {
-    value.split_once(':').map(|(source, _)| source)
+/// The host source of a `-v`/`--volume` value (`/:/host:ro` is `/`) and
+/// whether it is mounted read-only; `None` for a value without a `:`, an
+/// anonymous volume made inside the container.
+fn volume_source(value: &str) -> Option<(&str, bool)> {
+    let (source, rest) = value.split_once(':')?;
+    let read_only = rest.split_once(':').is_some_and(|(_, mode)| mode.split(',').any(|m| m == "ro"));
+    Some((source, read_only))
 }
 
 /// The sources of a `--mount` value: its `source=`/`src=` field (keys in any
-/// case, a field in CSV quotes) and the `device=` a local volume binds.
-fn mount_sources(value: &str) -> Vec<String> {
+/// case, a field in CSV quotes) and the `device=` a local volume binds; and
+/// whether it is read-only.
+fn mount_sources(value: &str) -> (Vec<String>, bool) {
     let mut fields = Vec::new();
     let (mut field, mut quoted) = (String::new(), false);
     for c in value.chars() {
@@ -140,37 +157,55 @@ fn mount_sources(value: &str) -> Vec<String> {
         }
     }
     fields.push(field);
-    fields
+    let mut read_only = false;
+    let sources = fields
         .iter()
         .filter_map(|f| {
-            let (key, v) = f.split_once('=')?;
+            let (key, v) = f.split_once('=').unwrap_or((f, "true"));
             let key = key.trim().to_ascii_lowercase();
             match key.as_str() {
                 "source" | "src" => Some(v.to_string()),
                 "volume-opt" | "volume-driver-opt" => v.strip_prefix("device=").map(str::to_string),
+                "readonly" | "ro" => {
+                    read_only = !matches!(v, "false" | "0");
+                    None
+                }
                 _ => None,
             }
         })
-        .collect()
+        .collect();
+    (sources, read_only)
 }
 
-/// Whether mounting host path `source` gives the container the host.
-fn is_host_mount(source: &str) -> bool {
-    if !(source.starts_with('/') || source.starts_with('~') || source.starts_with("$HOME")) {
+/// Whether mounting host path `source` gives the container the host. A
+/// source starting with `.` is a folder here (the engines resolve it), read
+/// against `cwd`; without one, a source that climbs out (`..`) is taken as
+/// reaching anywhere. A glob (`type=glob,src=/*`) is read as the folder
+/// before its first wildcard.
+fn is_host_mount(source: &str, read_only: bool, cwd: Option<&str>) -> bool {
+    let source = source.find(['*', '?', '[']).map_or(source, |i| source.get(..i).unwrap_or(source));
+    let relative = source.starts_with('.');
+    if !(relative || source.starts_with('/') || source.starts_with('~') || source.starts_with("$HOME")) {
         return false;
     }
-    let path = crate::paths::normalize(source, None, None);
+    let path = crate::paths::normalize(source, cwd, None);
+    if relative && cwd.is_none() {
+        return path == ".." || path.starts_with("../");
+    }
+    let path = if path.len() > 1 { path.trim_end_matches('/') } else { path.as_str() };
     let under = |tree: &str| path == tree || (path.starts_with(tree) && path.as_bytes().get(tree.len()) == Some(&b'/'));
     // `/home/ada` is a user's home; `/home/ada/project` a folder of it.
     let whole_home = path.strip_prefix("/home/").is_some_and(|user| !user.contains('/'));
-    if HOST_FOLDERS.contains(&path.as_str()) || whole_home {
+    if HOST_FOLDERS.contains(&path) || whole_home {
         return true;
     }
     let name = path.rsplit('/').next().unwrap_or_default();
     if name.ends_with(".sock") && RUNTIME_SOCKETS.iter().any(|r| path.contains(r)) {
         return true;
     }
-    HOST_TREES.iter().any(|t| under(t)) && !HARMLESS_MOUNTS.iter().any(|h| under(h))
+    HOST_TREES.iter().any(|t| under(t))
+        && !HARMLESS_MOUNTS.iter().any(|h| under(h))
+        && !(read_only && READABLE_MOUNTS.iter().any(|h| under(h)))
 }
 
 /// Whether a `run`/`create`/`exec` gives the container the host, and how.
@@ -185,19 +220,24 @@ fn is_host_mount(source: &str) -> bool {
 /// the next word to its first letter that is not a flag. A word only known at
 /// run time may be any option, or the image: after one, every later word is
 /// looked at (`docker run $X alpine --privileged`).
-fn container_escape(args: &[Option<&str>]) -> Option<&'static str> {
+fn container_escape(args: &[Option<&str>], cwd: Option<&str>) -> Option<&'static str> {
     // Global options (`-H tcp://…`, `--context x`) and `container` may come
     // before the subcommand: `docker -H x container run` is `docker run`.
     let at = args.iter().position(|a| matches!(*a, Some("run" | "create" | "exec")))?;
-    let mut words = args.iter().skip(at + 1).copied();
+    let mut words = args.iter().skip(at + 1).copied().peekable();
     let mut blind = false;
+    let mut rootfs = false;
     while let Some(word) = words.next() {
         let Some(word) = word else {
             blind = true;
             continue;
         };
         // Options end at the image name, or at `--`.
-        if word == "--" || !word.starts_with('-') || word == "-" {
+        if word == "--" || !is_option_word(word) {
+            // `podman run --rootfs / sh`: the image is a folder of the host.
+            if rootfs && word != "--" && is_host_mount(word.split(':').next().unwrap_or(word), false, cwd) {
+                return Some("runs a container whose root is a host system path");
+            }
             if blind {
                 continue;
             }
@@ -207,9 +247,10 @@ fn container_escape(args: &[Option<&str>]) -> Option<&'static str> {
             let (flag, value) = match word.split_once('=') {
                 Some((f, v)) => (f, Some(v)),
                 None if ENGINE_FLAGS.contains(&word) => (word, None),
-                None => (word, words.next().flatten()),
+                None => (word, value_of(&mut words)),
             };
-            if let Some(why) = escape_option(flag, value) {
+            rootfs |= flag == "--rootfs";
+            if let Some(why) = escape_option(flag, value, cwd) {
                 return Some(why);
             }
             continue;
@@ -221,15 +262,29 @@ fn container_escape(args: &[Option<&str>]) -> Option<&'static str> {
             // `-v=/:/h` is `-v /:/h`.
             let rest = word.get(i + letter.len_utf8()..).unwrap_or_default();
             let rest = rest.strip_prefix('=').unwrap_or(rest);
-            let value = if rest.is_empty() { words.next().flatten() } else { Some(rest) };
+            let value = if rest.is_empty() { value_of(&mut words) } else { Some(rest) };
             let flag = format!("-{letter}");
-            if let Some(why) = escape_option(&flag, value) {
+            if let Some(why) = escape_option(&flag, value, cwd) {
                 return Some(why);
             }
             break;
         }
     }
     None
+}
+
+/// The next word as an option's value: never one that is itself an option
+/// (a flag this table does not know then leaves the next option alone).
+fn value_of<'a, I: Iterator<Item = Option<&'a str>>>(words: &mut core::iter::Peekable<I>) -> Option<&'a str> {
+    match words.peek() {
+        Some(Some(next)) if is_option_word(next) => None,
+        _ => words.next().flatten(),
+    }
+}
+
+/// Whether a word is an option (`-v`, `--rm`), not a value or an operand.
+fn is_option_word(word: &str) -> bool {
+    word.starts_with('-') && word.len() > 1
 }
 
 /// Long options of the engines' `run`/`create`/`exec` (and `compose run`)
@@ -264,22 +319,33 @@ const ENGINE_FLAGS: &[&str] = &[
     "--remove-orphans",
     "--quiet-pull",
     "--no-TTY",
+    "--unsetenv-all",
+    "--no-hostname",
+    "--passwd",
+    "--rootfs",
+    "--latest",
+    "--quiet-build",
 ];
 
 /// Short options of the engines' `run`/`create`/`exec` that take no value.
 const ENGINE_SHORT_FLAGS: &str = "ditPqT";
 
 /// How one option and its value give the container the host, if they do.
-fn escape_option(flag: &str, value: Option<&str>) -> Option<&'static str> {
+fn escape_option(flag: &str, value: Option<&str>, cwd: Option<&str>) -> Option<&'static str> {
     // A Go boolean written as false (`--privileged=0`, `=f`, `=FALSE`).
     let off = value.is_some_and(|v| matches!(v, "0" | "f" | "F" | "false" | "False" | "FALSE"));
     match flag {
         "--privileged" if !off => Some("runs a privileged container"),
         "--use-api-socket" if !off => Some("hands the container the engine's API socket"),
-        "-v" | "--volume" if value.and_then(volume_source).is_some_and(is_host_mount) => {
+        "-v" | "--volume" if value.and_then(volume_source).is_some_and(|(s, ro)| is_host_mount(s, ro, cwd)) => {
             Some("mounts a host system path into the container")
         }
-        "--mount" if value.is_some_and(|v| mount_sources(v).iter().any(|s| is_host_mount(s))) => {
+        "--mount"
+            if value.is_some_and(|v| {
+                let (sources, ro) = mount_sources(v);
+                sources.iter().any(|s| is_host_mount(s, ro, cwd))
+            }) =>
+        {
             Some("mounts a host system path into the container")
         }
         "--pid" | "--ipc" | "--userns" if value == Some("host") => Some("shares the host's processes or namespaces"),
@@ -301,6 +367,34 @@ fn escape_option(flag: &str, value: Option<&str>) -> Option<&'static str> {
     }
 }
 
+/// Whether `distrobox` hands its box the host: the engine options it passes
+/// on (`-a`/`--additional-flags '--privileged'`) and its `--volume`s are read
+/// as the engine's.
+fn distrobox_escape(program: &str, args: &[&str], cwd: Option<&str>) -> Option<&'static str> {
+    if !program.starts_with("distrobox") {
+        return None;
+    }
+    let mut engine: Vec<Option<&str>> = vec![Some("run")];
+    let mut words = args.iter().copied();
+    while let Some(w) = words.next() {
+        match w {
+            "--" | "-e" | "--exec" => break,
+            "-a" | "--additional-flags" => {
+                engine.extend(words.next().into_iter().flat_map(str::split_whitespace).map(Some))
+            }
+            "--volume" => engine.extend([Some("-v"), words.next()]),
+            _ => {
+                if let Some(v) = w.strip_prefix("--additional-flags=") {
+                    engine.extend(v.split_whitespace().map(Some));
+                } else if let Some(v) = w.strip_prefix("--volume=") {
+                    engine.extend([Some("-v"), Some(v)]);
+                }
+            }
+        }
+    }
+    container_escape(&engine, cwd)
+}
+
 /// Whether a `--device` value (`/dev/sda:/dev/x:rwm`) is a disk or the host's memory.
 fn is_host_disk(value: &str) -> bool {
     let source = value.split(':').next().unwrap_or(value);
@@ -308,9 +402,12 @@ fn is_host_disk(value: &str) -> bool {
     let Some(name) = source.strip_prefix("/dev/") else { return false };
     matches!(name, "mem" | "kmem" | "port")
         || (name.starts_with("loop") && name != "loop-control")
-        || ["sd", "sg", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "mapper/", "md", "nbd", "disk/"]
-            .iter()
-            .any(|p| name.starts_with(p))
+        || [
+            "sd", "sg", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "mapper/", "md", "nbd", "disk/", "block/", "char/",
+            "bsg/",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
 }
 
 /// Whether the command deletes infrastructure, and what.
