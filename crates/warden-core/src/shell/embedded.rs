@@ -153,6 +153,24 @@ fn value_of<'a>(argv: &'a [Arg], i: usize, option: &str) -> Option<(Option<&'a s
     after_eq(a.prefix()).map(|_| (None, false))
 }
 
+/// The code of `ssh`'s settings that run a command here (`-o ProxyCommand=…`,
+/// `-oLocalCommand=…`) among `words` (the first is the program).
+fn ssh_settings(words: &[Option<&str>], push: &mut impl FnMut(Option<&str>)) {
+    for i in 1..words.len() {
+        let setting = match words.get(i).copied().flatten() {
+            Some("-o") => words.get(i + 1).copied().flatten(),
+            Some(t) if t.starts_with("-o") && t.len() > 2 => t.get(2..),
+            _ => None,
+        };
+        if let Some(s) = setting {
+            let (key, value) = s.split_once(['=', ' ']).unwrap_or((s, ""));
+            if SSH_COMMAND_SETTINGS.contains(&key.to_ascii_lowercase().as_str()) {
+                push(Some(value.trim()));
+            }
+        }
+    }
+}
+
 /// Shell code carried by the words of `program`.
 pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
     if program == "enable" {
@@ -247,21 +265,29 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
                 }
             }
         }
-        "ssh" | "scp" | "sftp" | "autossh" => {
+        "ssh" | "scp" | "sftp" | "autossh" => ssh_settings(&words(), &mut push),
+        // The `ssh` front-ends hand `ssh` the words after `--`, and gcloud its `--ssh-flag` values.
+        "vagrant" | "gcloud" => {
             let words = words();
-            for i in 1..argv.len() {
-                let setting = match words.get(i).copied().flatten() {
-                    Some("-o") => words.get(i + 1).copied().flatten(),
-                    Some(t) if t.starts_with("-o") && t.len() > 2 => t.get(2..),
-                    _ => None,
-                };
-                if let Some(s) = setting {
-                    let (key, value) = s.split_once(['=', ' ']).unwrap_or((s, ""));
-                    if SSH_COMMAND_SETTINGS.contains(&key.to_ascii_lowercase().as_str()) {
-                        push(Some(value.trim()));
-                    }
+            let mut handed: Vec<Option<&str>> = vec![None];
+            let dashes = words.iter().position(|w| *w == Some("--"));
+            for (i, w) in words.iter().enumerate().take(dashes.unwrap_or(words.len())) {
+                match w {
+                    Some("--ssh-flag") => handed.push(words.get(i + 1).copied().flatten()),
+                    Some(t) => handed.extend(t.strip_prefix("--ssh-flag=").map(Some)),
+                    None => {}
                 }
             }
+            handed.extend(dashes.map_or(&[][..], |d| words.get(d + 1..).unwrap_or_default()).iter().copied());
+            // A flag given as one word (`--ssh-flag='-o ProxyCommand=…'`) is split as gcloud splits it.
+            let split: Vec<Option<&str>> = handed
+                .iter()
+                .flat_map(|w| match w {
+                    Some(t) if t.starts_with("-o ") => t.splitn(2, ' ').map(Some).collect::<Vec<_>>(),
+                    other => vec![*other],
+                })
+                .collect();
+            ssh_settings(&split, &mut push);
         }
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
             let words = words();

@@ -2313,6 +2313,30 @@ const ELSEWHERE: &[Row] = &[
     ("mosh's server option in capitals", "mosh --SERVER='rm -rf /;' host", Decision::Deny, "exec.recursive-delete"),
     ("mosh's server option with one dash", "mosh -se 'rm -rf /;' host", Decision::Deny, "exec.recursive-delete"),
     ("mosh's ssh option in capitals", "mosh --SSH='rm -rf ~' host", Decision::Deny, "exec.recursive-delete"),
+    (
+        "vagrant handing ssh a proxy command",
+        "vagrant ssh -- -o ProxyCommand='rm -rf ~'",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "gcloud handing ssh a proxy command",
+        "gcloud compute ssh vm --ssh-flag='-oProxyCommand=rm -rf ~'",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "gcloud's ssh flag as two words in one",
+        "gcloud compute ssh vm --ssh-flag '-o ProxyCommand=rm -rf ~'",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
+    (
+        "gcloud's ssh flag for a port passes",
+        "gcloud compute ssh vm --ssh-flag='-L 8080:localhost:80'",
+        Decision::Allow,
+        "tools.allow",
+    ),
 ];
 
 #[test]

@@ -74,6 +74,7 @@ const HARMLESS_MOUNTS: &[&str] = &[
     "/dev/log",
     "/dev/bus/usb",
     "/usr/local/share/ca-certificates",
+    "/run/user/1000/pulse",
 ];
 
 /// Host files anyone may read, harmless to mount read-only (`:ro`), not writable.
@@ -355,6 +356,12 @@ fn escape_option(flag: &str, value: Option<&str>, cwd: Option<&str>) -> Option<&
             }) =>
         {
             Some("adds a capability that reaches the host")
+        }
+        // `docker volume create -o type=none -o o=bind -o device=/ v`: a later `-v v:/h` mounts `/`.
+        "--opt" | "-o"
+            if value.and_then(|v| v.strip_prefix("device=")).is_some_and(|d| is_host_mount(d, false, cwd)) =>
+        {
+            Some("makes a volume of a host system path")
         }
         "--device" if value.is_some_and(is_host_disk) => Some("hands the container a host disk or the host's memory"),
         // `a *:* rwm` or `b 8:* rwm`: the container may make and use the host's block devices.
