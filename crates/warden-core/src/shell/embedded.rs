@@ -266,15 +266,17 @@ pub fn code(program: &str, argv: &[Arg]) -> Vec<Carried> {
             }
         }
         "ssh" | "scp" | "sftp" | "autossh" => ssh_settings(&words(), &mut push),
-        // The `ssh` front-ends hand `ssh` the words after `--`, and gcloud its `--ssh-flag` values.
+        // The `ssh` front-ends hand `ssh` the words after `--`, and gcloud its `--ssh-flag`/`--scp-flag` values.
         "vagrant" | "gcloud" => {
             let words = words();
             let mut handed: Vec<Option<&str>> = vec![None];
             let dashes = words.iter().position(|w| *w == Some("--"));
             for (i, w) in words.iter().enumerate().take(dashes.unwrap_or(words.len())) {
                 match w {
-                    Some("--ssh-flag") => handed.push(words.get(i + 1).copied().flatten()),
-                    Some(t) => handed.extend(t.strip_prefix("--ssh-flag=").map(Some)),
+                    Some("--ssh-flag" | "--scp-flag") => handed.push(words.get(i + 1).copied().flatten()),
+                    Some(t) => {
+                        handed.extend(t.strip_prefix("--ssh-flag=").or_else(|| t.strip_prefix("--scp-flag=")).map(Some))
+                    }
                     None => {}
                 }
             }

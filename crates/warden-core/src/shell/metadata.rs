@@ -178,8 +178,19 @@ const GIT_RM_OPTIONS: &[&str] = &[
 const GIT_RESTORE_OPTIONS: &[&str] = &["--staged", "-S", "-q", "--quiet", "-s"];
 
 /// `git diff` options that print counts or names in place of the patch.
-const GIT_DIFF_SUMMARIES: &[&str] =
-    &["--stat", "--numstat", "--shortstat", "--name-only", "--name-status", "--dirstat", "--quiet"];
+const GIT_DIFF_SUMMARIES: &[&str] = &[
+    "--stat",
+    "--numstat",
+    "--shortstat",
+    "--name-only",
+    "--name-status",
+    "--dirstat",
+    "--quiet",
+    "--raw",
+    "--no-patch",
+    "-s",
+    "--compact-summary",
+];
 
 /// `git diff` options allowed beside a summary: none prints a patch, runs a
 /// program (`--ext-diff`) or converts a file's text (`--textconv`).
@@ -203,10 +214,24 @@ const GIT_DIFF_OPTIONS: &[&str] = &[
     "--no-ext-diff",
     "--no-textconv",
     "-R",
+    "--raw",
+    "--no-patch",
+    "-s",
+    "--compact-summary",
+    "--color",
+    "--no-color",
+    "-w",
+    "--ignore-all-space",
+    "-b",
+    "--ignore-space-change",
+    "--histogram",
+    "--patience",
+    "--minimal",
 ];
 
 /// `git diff` options written `--name=value` beside a summary.
-const GIT_DIFF_VALUED: &[&str] = &["--stat", "--dirstat", "--diff-filter", "--stat-width", "--stat-count"];
+const GIT_DIFF_VALUED: &[&str] =
+    &["--stat", "--dirstat", "--diff-filter", "--stat-width", "--stat-count", "--color", "--color-moved"];
 
 /// `git update-index` options that only mark or refresh entries (not `--add`, `--cacheinfo`, `--chmod`).
 const GIT_UPDATE_INDEX_OPTIONS: &[&str] = &[

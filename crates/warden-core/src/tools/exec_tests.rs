@@ -2405,6 +2405,15 @@ const GIT_METADATA: &[Row] = &[
     ("git diff's staged names pass", "git diff --name-only --cached .env", Decision::Allow, "tools.allow"),
     ("git diff's numbers after a range pass", "git diff --numstat HEAD~3 -- .env", Decision::Allow, "tools.allow"),
     ("git diff's stat with a width passes", "git diff --stat=80 .env", Decision::Allow, "tools.allow"),
+    ("git diff's raw ids pass", "git diff --raw .env", Decision::Allow, "tools.allow"),
+    ("git diff without its patch passes", "git diff --no-patch .env", Decision::Allow, "tools.allow"),
+    ("git diff's stat in colour passes", "git diff --stat --color -w .env", Decision::Allow, "tools.allow"),
+    (
+        "gcloud scp's flag carrying a proxy command",
+        "gcloud compute scp --scp-flag='-oProxyCommand=rm -rf ~' a vm:b",
+        Decision::Deny,
+        "exec.recursive-delete",
+    ),
     ("git diff --quiet only answers by its status", "git diff --quiet .env", Decision::Allow, "tools.allow"),
     ("marking a file unchanged passes", "git update-index --assume-unchanged .env", Decision::Allow, "tools.allow"),
     (

@@ -224,6 +224,9 @@ fn is_host_mount(source: &str, read_only: bool, cwd: Option<&str>) -> bool {
 fn container_escape(args: &[Option<&str>], cwd: Option<&str>) -> Option<&'static str> {
     // Global options (`-H tcp://…`, `--context x`) and `container` may come
     // before the subcommand: `docker -H x container run` is `docker run`.
+    if let Some(v) = args.windows(2).position(|w| w == [Some("volume"), Some("create")]) {
+        return volume_escape(args.get(v + 2..).unwrap_or_default(), cwd);
+    }
     let at = args.iter().position(|a| matches!(*a, Some("run" | "create" | "exec")))?;
     let mut words = args.iter().skip(at + 1).copied().peekable();
     let mut blind = false;
@@ -269,6 +272,28 @@ fn container_escape(args: &[Option<&str>], cwd: Option<&str>) -> Option<&'static
                 return Some(why);
             }
             break;
+        }
+    }
+    None
+}
+
+/// Whether `volume create` makes a volume of a host system path (`-o type=none
+/// -o o=bind -o device=/`): a later `-v NAME:/h` mounts it. Its options may
+/// come before or after the volume's name, in every spelling (`-odevice=/`,
+/// `--opt=device=/`).
+fn volume_escape(args: &[Option<&str>], cwd: Option<&str>) -> Option<&'static str> {
+    let mut words = args.iter().copied();
+    while let Some(word) = words.next() {
+        let Some(t) = word else { continue };
+        let value = match t {
+            "-o" | "--opt" => words.next().flatten(),
+            _ => t
+                .strip_prefix("--opt=")
+                .or_else(|| t.strip_prefix("-o").filter(|v| !v.is_empty() && !t.starts_with("--"))),
+        };
+        let value = value.map(|v| v.strip_prefix('=').unwrap_or(v));
+        if value.and_then(|v| v.strip_prefix("device=")).is_some_and(|d| is_host_mount(d, false, cwd)) {
+            return Some("makes a volume of a host system path");
         }
     }
     None
@@ -357,11 +382,9 @@ fn escape_option(flag: &str, value: Option<&str>, cwd: Option<&str>) -> Option<&
         {
             Some("adds a capability that reaches the host")
         }
-        // `docker volume create -o type=none -o o=bind -o device=/ v`: a later `-v v:/h` mounts `/`.
-        "--opt" | "-o"
-            if value.and_then(|v| v.strip_prefix("device=")).is_some_and(|d| is_host_mount(d, false, cwd)) =>
-        {
-            Some("makes a volume of a host system path")
+        // `/proc` unmasked and `/proc/sys` writable: the kernel's core pattern runs a program on the host.
+        "--security-opt" if value.is_some_and(|v| v.replace(':', "=") == "systempaths=unconfined") => {
+            Some("unmasks the kernel's interfaces")
         }
         "--device" if value.is_some_and(is_host_disk) => Some("hands the container a host disk or the host's memory"),
         // `a *:* rwm` or `b 8:* rwm`: the container may make and use the host's block devices.

@@ -252,6 +252,38 @@ const CONTAINERS: &[Row] = &[
     ),
     ("an NFS volume passes", "docker volume create --opt type=nfs --opt device=:/export v", Allow, "tools.allow"),
     (
+        "volume options after its name",
+        "docker volume create h -o type=none -o o=bind -o device=/",
+        Deny,
+        "exec.container-escape",
+    ),
+    (
+        "volume options after a driver",
+        "docker volume create -d local -o o=bind -o device=/etc h",
+        Deny,
+        "exec.container-escape",
+    ),
+    (
+        "volume options attached",
+        "docker volume create h -odevice=/ -oo=bind -otype=none",
+        Deny,
+        "exec.container-escape",
+    ),
+    ("volume options with =", "podman volume create h --opt=device=/root --opt=o=bind", Deny, "exec.container-escape"),
+    ("a named volume passes", "docker volume create pgdata", Allow, "tools.allow"),
+    (
+        "the kernel's interfaces unmasked",
+        "docker run --security-opt=systempaths=unconfined alpine",
+        Deny,
+        "exec.container-escape",
+    ),
+    (
+        "an unconfined seccomp profile alone passes",
+        "docker run --security-opt seccomp=unconfined img",
+        Allow,
+        "tools.allow",
+    ),
+    (
         "the first user's sound server passes",
         "docker run -v /run/user/1000/pulse:/run/user/1000/pulse img",
         Allow,
