@@ -107,11 +107,13 @@ fn git_looks_only(argv: &[Arg]) -> bool {
     };
     // The option words, up to `--`.
     let options = || words.iter().copied().take_while(|w| *w != "--").filter(|w| w.starts_with('-') && w.len() > 1);
-    let only = |allowed: &[&str], valued: &[&str]| {
+    let only_of = |allowed: &[&[&str]], valued: &[&str]| {
         options().all(|o| {
-            allowed.contains(&o) || valued.iter().any(|v| o.strip_prefix(v).is_some_and(|r| r.starts_with('=')))
+            allowed.iter().any(|list| list.contains(&o))
+                || valued.iter().any(|v| o.strip_prefix(v).is_some_and(|r| r.starts_with('=')))
         })
     };
+    let only = |allowed: &[&str], valued: &[&str]| only_of(&[allowed], valued);
     match sub {
         "ls-files" | "check-ignore" | "check-attr" => true,
         "status" => only(GIT_STATUS_OPTIONS, &["--porcelain", "--untracked-files", "--ignored", "--ignore-submodules"]),
@@ -122,7 +124,7 @@ fn git_looks_only(argv: &[Arg]) -> bool {
         "diff" => {
             options()
                 .any(|o| GIT_DIFF_SUMMARIES.contains(&o) || o.starts_with("--stat=") || o.starts_with("--dirstat="))
-                && only(GIT_DIFF_OPTIONS, GIT_DIFF_VALUED)
+                && only_of(&[GIT_DIFF_SUMMARIES, GIT_DIFF_BESIDE], GIT_DIFF_VALUED)
         }
         "update-index" => options().next().is_some() && only(GIT_UPDATE_INDEX_OPTIONS, &[]),
         // `-5` limits the count; `--output=FILE` would write a file.
@@ -192,16 +194,10 @@ const GIT_DIFF_SUMMARIES: &[&str] = &[
     "--compact-summary",
 ];
 
-/// `git diff` options allowed beside a summary: none prints a patch, runs a
-/// program (`--ext-diff`) or converts a file's text (`--textconv`).
-const GIT_DIFF_OPTIONS: &[&str] = &[
-    "--stat",
-    "--numstat",
-    "--shortstat",
-    "--name-only",
-    "--name-status",
-    "--dirstat",
-    "--quiet",
+/// `git diff` options allowed beside a summary besides the other summaries:
+/// none prints a patch, runs a program (`--ext-diff`) or converts a file's
+/// text (`--textconv`).
+const GIT_DIFF_BESIDE: &[&str] = &[
     "--summary",
     "--cached",
     "--staged",
@@ -214,12 +210,7 @@ const GIT_DIFF_OPTIONS: &[&str] = &[
     "--no-ext-diff",
     "--no-textconv",
     "-R",
-    "--raw",
-    "--no-patch",
-    "-s",
-    "--compact-summary",
     "--color",
-    "--no-color",
     "-w",
     "--ignore-all-space",
     "-b",
