@@ -5,7 +5,8 @@
 //! shells wired to the network, downloads spread through readers, pipes and
 //! archives, secrets stashed in a file and sent on; runners, commands run on
 //! other hosts and in containers, containers given the host, administrator
-//! grants and reads of a protected file through git; and look-alikes.
+//! grants and reads of a protected file through git; paths written as
+//! patterns that can name a protected file; and look-alikes.
 //! The commands are data handed to the judge; nothing here runs them.
 
 use serde_json::{Value, json};
@@ -120,6 +121,24 @@ fn runners_remote_commands_containers_accounts_and_git_reads_are_judged_by_the_b
         ("mosh --SERVER='rm -rf /;' host", "deny", "exec.recursive-delete"),
         ("docker run -v ../data:/data postgres", "allow", "tools.allow"),
         ("docker run -v /etc/passwd:/etc/passwd:ro alpine id", "allow", "tools.allow"),
+    ];
+    judge_rows(rows);
+}
+
+#[test]
+fn paths_written_as_patterns_that_can_name_a_protected_file_are_judged_by_the_binary() {
+    let rows: &[(&str, &str, &str)] = &[
+        ("cat .e*", "deny", "path.protected"),
+        ("cat /etc/shado?", "deny", "path.protected"),
+        ("cat ~/.ss[h]/id_rsa", "deny", "path.protected"),
+        ("cat /etc/*", "deny", "path.protected"),
+        ("shopt -s dotglob; cp * /tmp/out", "deny", "path.protected"),
+        ("git diff -- '*env'", "deny", "path.protected"),
+        ("git log -p -- ':(icase).ENV'", "deny", "path.protected"),
+        ("cat ~/.ssh/*.pub", "allow", "tools.allow"),
+        ("cat *", "allow", "tools.allow"),
+        ("cat src/*.rs", "allow", "tools.allow"),
+        ("git checkout -- '*.rs'", "allow", "tools.allow"),
     ];
     judge_rows(rows);
 }

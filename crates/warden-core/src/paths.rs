@@ -30,6 +30,9 @@
 use crate::prelude::*;
 use alloc::borrow::Cow;
 
+mod overlap;
+pub use overlap::Dots;
+
 /// Longest path normalized, in characters; longer ones are cut here, which
 /// can only make them match fewer rules that end in a specific name, so the
 /// judge refuses such paths elsewhere (see `tools::validate`).
@@ -517,6 +520,12 @@ impl<'a> SplitPath<'a> {
         }
     }
 
+    /// Whether the path holds `*`, `?` or `[`, and so names what a shell
+    /// or a pathspec expands it to (see [`Glob::overlaps`]).
+    pub fn is_pattern(&self) -> bool {
+        overlap::has_wildcards(self.body)
+    }
+
     /// Whether `glob` matches this path.
     pub fn matches(&self, glob: &Glob) -> bool {
         glob.matches(self)
@@ -816,6 +825,17 @@ impl GlobSet {
                 return Some(i);
             }
         }
+    }
+
+    /// [`GlobSet::first_match`], and for a path that is a pattern, the first
+    /// glob `keep` accepts that some path it names matches ([`Glob::overlaps`]).
+    pub fn first_cover(&self, path: &SplitPath, dots: Dots, keep: impl Fn(usize) -> bool) -> Option<usize> {
+        self.first_match(path, &keep).or_else(|| {
+            if !path.is_pattern() {
+                return None;
+            }
+            self.globs.iter().enumerate().position(|(i, g)| keep(i) && g.overlaps(path, dots))
+        })
     }
 
     /// The first glob, in configured order, that matches `path`.

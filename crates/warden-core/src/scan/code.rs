@@ -41,6 +41,7 @@ fn places() -> Places<'static> {
         protected: &d.tools.compiled.protected,
         writable: &d.tools.compiled.writable,
         host: &d.host,
+        dots: crate::paths::Dots::Hidden,
     }
 }
 

@@ -1541,6 +1541,15 @@ impl<'c, 'a> Walker<'c, 'a> {
             // `cp a dest`, `dd of=dest`, `rm x`: the destination is written, not read.
             inv.reads.retain(|p| !inv.writes.contains(p));
         }
+        // The patterns of git's pathspecs with magic (`:(glob).e*`).
+        if reads_operands && program == "git" {
+            for spec in super::metadata::git_pathspecs(&argv) {
+                let path = self.normalize(&spec, &state_for);
+                if !inv.reads.contains(&path) {
+                    inv.reads.push(path);
+                }
+            }
+        }
         // What a repository holds of a file, printed (`git show HEAD:.env`).
         let blobs = if program == "git" { super::metadata::git_blobs(&argv) } else { Vec::new() };
         for file in blobs.into_iter().map(String::from).chain(super::metadata::content_read(program, class, &argv)) {
@@ -2100,7 +2109,13 @@ impl<'c, 'a> Walker<'c, 'a> {
         // Following links (`-L`, `-H`, `-follow`) leaves the roots: no narrowing then.
         let follows = argv.get(1..i).unwrap_or(&[]).iter().any(|a| matches!(a.known(), Some("-L" | "-H")));
         let named = selected_name(argv.get(i..).unwrap_or(&[])).filter(|_| !follows);
-        let under = |root: &Arg| match (&named, root.path()) {
+        // find's wildcards match a leading `.`, where a shell's do not: a name
+        // that starts with one is also looked for as a hidden name (`*env` finds `.env`).
+        let names: Vec<Option<String>> = match named {
+            Some(n) if n.starts_with(['*', '?']) => vec![Some(format!(".{n}")), Some(n)],
+            named => vec![named],
+        };
+        let under = |root: &Arg, named: &Option<String>| match (named, root.path()) {
             (Some(name), Some(r)) => Arg::fixed(&format!("{}/**/{name}", r.trim_end_matches('/'))),
             _ => under(root),
         };
@@ -2112,7 +2127,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     f.via.push("find -delete".into());
                     // What it deletes is what is under each root.
                     let mut args = vec![Arg::fixed("rm"), Arg::fixed("-r")];
-                    args.extend(roots.iter().map(under));
+                    args.extend(roots.iter().flat_map(|r| names.iter().map(|n| under(r, n))));
                     self.dispatch(args, Vec::new(), Vec::new(), Env::default(), state, &f, segment);
                     i += 1;
                 }
@@ -2125,8 +2140,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let command: Vec<Arg> = argv.get(i + 1..end).map(<[Arg]>::to_vec).unwrap_or_default();
                     f.via = frame.via.clone();
                     f.via.push(format!("find {action}"));
-                    for root in roots.iter().take(MAX_LOOP_VALUES) {
-                        let each = under(root);
+                    let pairs = roots.iter().flat_map(|r| names.iter().map(move |n| (r, n)));
+                    for (root, named) in pairs.take(MAX_LOOP_VALUES) {
+                        let each = under(root, named);
                         let args: Vec<Arg> = command
                             .iter()
                             .map(|a| if a.known() == Some("{}") { each.clone() } else { a.clone() })
@@ -2163,7 +2179,10 @@ fn selected_name(expression: &[Arg]) -> Option<String> {
     let name = words.get(at + 1).copied().flatten()?;
     // A name of wildcards and dots (`?*`, `.*`, `*.*`) or a bracket set selects too much to narrow.
     let literal = name.chars().any(|c| !matches!(c, '*' | '?' | '.'));
-    (literal && !name.contains(['/', '['])).then(|| name.to_string())
+    // `-iname` ignores case: lowered, as the globs it is matched against are written.
+    let folded =
+        if words.get(at).copied().flatten() == Some("-iname") { name.to_lowercase() } else { name.to_string() };
+    (literal && !name.contains(['/', '['])).then_some(folded)
 }
 
 /// Everything under a `find` root, as a glob.

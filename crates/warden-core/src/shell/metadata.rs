@@ -68,6 +68,41 @@ pub fn git_blobs(argv: &[Arg]) -> Vec<&str> {
     out
 }
 
+/// The paths git's pathspecs with magic or backslashes name, as patterns: `:(glob).e*`,
+/// `:(icase).ENV` (lowered, as the globs are written), `:/.env` and
+/// `:(top).env` (from the top of the repository, taken here as from the
+/// working directory). Exclusions (`:!x`, `:^x`, `:(exclude)x`) read nothing.
+pub fn git_pathspecs(argv: &[Arg]) -> Vec<String> {
+    let Some(at) = git_subcommand(argv) else { return Vec::new() };
+    let mut out = Vec::new();
+    for t in argv.iter().skip(at + 1).filter_map(Arg::known) {
+        // A backslash quotes the next character in a pathspec (`'\.env'` is `.env`).
+        if !t.starts_with(':') && t.contains('\\') {
+            out.push(t.replace('\\', ""));
+            continue;
+        }
+        let Some(spec) = t.strip_prefix(':') else { continue };
+        let (magic, rest) = match spec.strip_prefix('(').and_then(|m| m.split_once(')')) {
+            Some((long, rest)) => {
+                (long.split(',').map(str::trim).map(str::to_ascii_lowercase).collect::<Vec<_>>(), rest)
+            }
+            None => {
+                // Short magic: the signs before the pattern, up to an optional `:`.
+                let signs = spec.bytes().take_while(|b| matches!(b, b'/' | b'!' | b'^')).count();
+                let (signs, rest) = spec.split_at_checked(signs).unwrap_or((spec, ""));
+                let rest = rest.strip_prefix(':').unwrap_or(rest);
+                let magic = signs.chars().map(|c| if c == '/' { "top" } else { "exclude" }.to_string()).collect();
+                (magic, rest)
+            }
+        };
+        if rest.is_empty() || magic.iter().any(|m| m == "exclude") {
+            continue;
+        }
+        out.push(if magic.iter().any(|m| m == "icase") { rest.to_lowercase() } else { rest.to_string() });
+    }
+    out
+}
+
 /// The index of `git`'s subcommand, the first word after its own options
 /// (a word only known at run time included); `None` when there is none.
 pub(crate) fn git_subcommand(argv: &[Arg]) -> Option<usize> {

@@ -622,11 +622,16 @@ fn touched_paths(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding>) 
     // first, so the protected paths' wait in `later` (which stays unallocated
     // when nothing matches).
     let mut later = Vec::new();
+    // git matches the patterns it is given against hidden names too.
+    let dots = match places.dots {
+        crate::paths::Dots::Hidden if inv.program == "git" => crate::paths::Dots::Pathspec,
+        dots => dots,
+    };
     let reads = inv.reads.iter().map(|p| (p, Access::Read));
     for (path, access) in reads.chain(inv.writes.iter().map(|p| (p, Access::Write))) {
         let split = crate::paths::SplitPath::new(path);
         out.extend(super::self_guard::touched(places, &Quoted(inv), path, &split));
-        if let Some(hit) = places.protected_by_split(&split, access) {
+        if let Some(hit) = places.protected_by_split_with(&split, access, dots) {
             let verb = match (hit.protect, access) {
                 (Protect::Both, _) => "touches",
                 (_, Access::Read) => "reads",

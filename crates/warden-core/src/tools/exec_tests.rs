@@ -2519,3 +2519,53 @@ const DECLARED_ARRAYS: &[Row] = &[
 fn arrays_given_to_declaration_builtins_parse_and_what_they_run_is_judged() {
     check_rows(DECLARED_ARRAYS);
 }
+
+const PATTERNS: &[Row] = &[
+    ("a star that expands to the secret", "cat .e*", Decision::Deny, "path.protected"),
+    ("a question mark that expands to it", "cat .en?", Decision::Deny, "path.protected"),
+    ("a bracket set that expands to it", "cat ./.en[v]", Decision::Deny, "path.protected"),
+    ("a system secret spelled with a wildcard", "cat /etc/shado?", Decision::Deny, "path.protected"),
+    ("a range in a system secret's name", "cat /etc/sh[a-z]dow", Decision::Deny, "path.protected"),
+    ("every file of a folder that holds a secret", "cat /etc/*", Decision::Deny, "path.protected"),
+    ("a wildcard in a protected folder's name", "cat ~/.ss?/id_rsa", Decision::Deny, "path.protected"),
+    ("a credentials file named by its head", "head -n1 ~/.aws/c*s", Decision::Deny, "path.protected"),
+    ("every hidden file at home", "cat ~/.*", Decision::Deny, "path.protected"),
+    ("a copy of files the pattern names", "cp .e* /tmp/x", Decision::Deny, "path.protected"),
+    ("an archive of them", "tar czf /tmp/a.tgz .e*", Decision::Deny, "path.protected"),
+    ("a search through them", "grep -r TOKEN .e*", Decision::Deny, "path.protected"),
+    ("sourcing them", ". ./.en?", Decision::Deny, "path.protected"),
+    ("writing through a pattern", "echo x > .e*", Decision::Deny, "path.protected"),
+    ("a lone star once dotglob is on", "shopt -s dotglob; cat *", Decision::Deny, "path.protected"),
+    ("git diff of a pattern", "git diff .e*", Decision::Deny, "path.protected"),
+    ("git's own pathspec, which matches hidden names", "git diff -- '*env'", Decision::Deny, "path.protected"),
+    ("a glob pathspec", "git log -p -- ':(glob)**/.e*'", Decision::Deny, "path.protected"),
+    ("a case-blind pathspec", "git diff -- ':(icase).ENV'", Decision::Deny, "path.protected"),
+    ("a pathspec from the top", "git diff -- ':/.e*'", Decision::Deny, "path.protected"),
+    ("a pathspec's backslash quotes the next character", "git diff -- '\\.env'", Decision::Deny, "path.protected"),
+    ("git grep in pattern-named files", "git grep TOKEN -- '*env'", Decision::Deny, "path.protected"),
+    ("a public key by pattern passes", "cat ~/.ssh/*.pub", Decision::Allow, "tools.allow"),
+    ("a lone star in the workspace passes", "cat *", Decision::Allow, "tools.allow"),
+    ("an extension passes", "cat src/*.rs", Decision::Allow, "tools.allow"),
+    ("a globstar of sources passes", "cat src/**/*.rs", Decision::Allow, "tools.allow"),
+    ("deleting build outputs passes", "rm -rf build/* *.log", Decision::Allow, "tools.allow"),
+    ("git checkout of an extension passes", "git checkout -- '*.rs'", Decision::Allow, "tools.allow"),
+    ("git add of everything passes, as git add . does", "git add '*'", Decision::Allow, "tools.allow"),
+    ("an excluded pathspec reads nothing", "git diff -- ':!.env'", Decision::Allow, "tools.allow"),
+    ("git diff's counts by pattern pass", "git diff --stat -- '*env'", Decision::Allow, "tools.allow"),
+    ("find's wildcard matches a leading dot", "find . -name '*env' -exec cat {} +", Decision::Deny, "path.protected"),
+    ("find's case-blind name", "find . -iname '.ENV' -exec cat {} +", Decision::Deny, "path.protected"),
+    ("a pattern in another case", "cat .E*", Decision::Deny, "path.protected"),
+    ("a leading star names no hidden file", "cat *.env config/*.env", Decision::Allow, "tools.allow"),
+    ("git's globstar over everything passes", "git diff -- '**' 'src/**'", Decision::Allow, "tools.allow"),
+    (
+        "deleting sockets found under a folder passes",
+        "find /tmp -name '*.sock' -delete",
+        Decision::Allow,
+        "tools.allow",
+    ),
+];
+
+#[test]
+fn a_path_written_as_a_pattern_is_protected_when_it_can_name_a_protected_file() {
+    check_rows(PATTERNS);
+}

@@ -193,6 +193,7 @@ fn places<'c>(
         protected: &config.compiled.protected,
         writable: &config.compiled.writable,
         host,
+        dots: crate::paths::Dots::Hidden,
     }
 }
 
@@ -342,7 +343,7 @@ fn evaluate(
     command: Option<&exec::Parsed<'_>>,
     counted: &mut Option<payment::Counted>,
 ) -> Verdict {
-    let places = places(config, host, call, entry, args);
+    let mut places = places(config, host, call, entry, args);
     // Parsed once, for the fingerprint, the exec gate and the risk section.
     let parsed_here;
     let command = match command {
@@ -352,6 +353,9 @@ fn evaluate(
             parsed_here.as_ref()
         }
     };
+    if let Some((text, _)) = command {
+        places.dots = crate::paths::Dots::of_command(text);
+    }
     let session = call.session_id.as_deref().filter(|s| !s.is_empty());
     let call_id = call.call_id.as_deref().filter(|s| !s.is_empty());
     let asked = Asked {

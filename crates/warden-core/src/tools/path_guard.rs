@@ -35,18 +35,32 @@ pub struct Places<'a> {
     pub writable: &'a paths::GlobSet,
     /// What the host declared about itself: Warden's own files and command.
     pub host: &'a crate::host::Prepared,
+    /// Whether the wildcards of a path that is a pattern match hidden names
+    /// (the shell command being judged turns `dotglob` on).
+    pub dots: paths::Dots,
 }
 
 impl Places<'_> {
     /// The protected path that forbids `access` to a normalized path, unless
     /// an exception (`!glob`) for that access matches it too.
     pub fn protected_by(&self, path: &str, access: Access) -> Option<Hit<'_>> {
-        super::protected::protected_by(self.protected, path, access)
+        self.protected_by_split(&paths::SplitPath::new(path), access)
     }
 
     /// [`Places::protected_by`] for a path already split.
     pub fn protected_by_split(&self, path: &paths::SplitPath<'_>, access: Access) -> Option<Hit<'_>> {
-        super::protected::protected_by_split(self.protected, path, access)
+        self.protected_by_split_with(path, access, self.dots)
+    }
+
+    /// [`Places::protected_by_split`], with how the path's wildcards match
+    /// hidden names, when its program expands them itself (git's pathspecs).
+    pub fn protected_by_split_with(
+        &self,
+        path: &paths::SplitPath<'_>,
+        access: Access,
+        dots: paths::Dots,
+    ) -> Option<Hit<'_>> {
+        super::protected::protected_by_split(self.protected, path, access, dots)
     }
 
     /// Whether a normalized path may be written.

@@ -13,7 +13,7 @@
 
 use super::rules;
 use crate::config::reader::{Node, Reader, Text, shorten, shown};
-use crate::paths::{Glob, GlobSet, SplitPath};
+use crate::paths::{Dots, Glob, GlobSet, SplitPath};
 use crate::prelude::*;
 
 /// What a program or a tool does to a path.
@@ -137,14 +137,22 @@ impl ProtectedSet {
 
 /// The entry of `set` that protects `path` against `access`, unless an
 /// exception for that access matches the path too.
+/// A path holding `*`, `?` or `[` is a pattern, protected when some path it
+/// names is (see [`crate::paths::Glob::overlaps`]); an exception lifts it
+/// only when it matches the pattern as written (`~/.ssh/*.pub`).
 pub fn protected_by<'a>(set: &'a ProtectedSet, path: &str, access: Access) -> Option<Hit<'a>> {
-    protected_by_split(set, &SplitPath::new(path), access)
+    protected_by_split(set, &SplitPath::new(path), access, Dots::Hidden)
 }
 
-/// [`protected_by`] for a path already split.
-pub fn protected_by_split<'a>(set: &'a ProtectedSet, split: &SplitPath<'_>, access: Access) -> Option<Hit<'a>> {
+/// [`protected_by`] for a path already split, with how its wildcards match hidden names.
+pub fn protected_by_split<'a>(
+    set: &'a ProtectedSet,
+    split: &SplitPath<'_>,
+    access: Access,
+    dots: Dots,
+) -> Option<Hit<'a>> {
     let covers = |protects: &[Protect], i: usize| protects.get(i).is_some_and(|p| p.covers(access));
-    let hit = set.protections.first_match(split, |i| covers(&set.protects, i))?;
+    let hit = set.protections.first_cover(split, dots, |i| covers(&set.protects, i))?;
     let excepted = set.exceptions.first_match(split, |i| covers(&set.lifts, i)).is_some();
     let (glob, protect) = (set.protections.globs().get(hit)?, *set.protects.get(hit)?);
     (!excepted).then_some(Hit { glob: glob.as_str(), protect })

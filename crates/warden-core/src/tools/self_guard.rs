@@ -66,7 +66,8 @@ pub fn protected_by<'a>(places: &Places<'a>, path: &str) -> Option<&'a str> {
 
 /// [`protected_by`] for a path already split.
 pub fn protected_by_split<'a>(places: &Places<'a>, path: &crate::paths::SplitPath<'_>) -> Option<&'a str> {
-    places.host.globs.first_glob(path).map(crate::paths::Glob::as_str)
+    let globs = &places.host.globs;
+    globs.first_cover(path, places.dots, |_| true).and_then(|i| globs.globs().get(i)).map(crate::paths::Glob::as_str)
 }
 
 /// A finding for a tool that names a protected path.
