@@ -14,7 +14,8 @@
 //! does not read `.env`, `cat .*` does. A script that turns on `dotglob`,
 //! `globdots` or `GLOBIGNORE` gets [`Dots::Matched`], where wildcards match a
 //! leading dot too. A pattern segment `**` stands for any number of
-//! segments, as with `globstar`, which can only name more paths.
+//! segments, hidden folders included, as a recursive search or `find`
+//! walks them (a shell's `globstar` skips them), which can only name more.
 //!
 //! The answer errs toward overlap where it approximates: a bracket set is
 //! taken to hold some character other than `.`, a POSIX class
@@ -322,11 +323,11 @@ impl Glob {
                     }
                 }
                 Some(Some(name)) => match segment {
-                    // The pattern's `**` takes the glob's segment, unless it is hidden.
+                    // The pattern's `**` takes the glob's segment, hidden ones too:
+                    // a recursive search or `find` walks into hidden folders.
                     Some(Segment::Any) => {
-                        let shown = dots != Dots::Hidden || name.first() != Some(&Token::Char('.'));
                         let took = written(name);
-                        if shown && !(took && gt) {
+                        if !(took && gt) {
                             todo.push((p, g + 1, pt || took, gt));
                         }
                     }
@@ -393,7 +394,20 @@ mod tests {
         ("two stars before one written tail", "/ws/*.p*", "**/*.pem", Dots::Hidden, true),
         ("different extensions never meet", "/ws/*.txt", "**/*.pem", Dots::Hidden, false),
         ("a pattern's globstar reaches a file deep down", "/ws/**/.e*", "**/.env", Dots::Hidden, true),
-        ("a pattern's globstar does not walk into hidden folders", "~/**/id_rsa", "~/.ssh/**", Dots::Hidden, false),
+        (
+            "a pattern's globstar and a glob's tree meet only by crossing",
+            "~/**/id_rsa",
+            "~/.ssh/**",
+            Dots::Hidden,
+            false,
+        ),
+        (
+            "a pattern's globstar walks into hidden folders",
+            "~/**/credentials",
+            "~/.aws/credentials",
+            Dots::Hidden,
+            true,
+        ),
         ("a written hidden folder then a globstar", "~/.ssh/**", "~/.ssh/**", Dots::Hidden, true),
         ("a glob anchored elsewhere does not meet", "/ws/sh*", "/etc/shadow", Dots::Hidden, false),
         ("more segments than the glob has do not meet", "/etc/*/shadow", "/etc/shadow", Dots::Hidden, false),

@@ -1533,6 +1533,33 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
             }
         }
+        // Files of a name taken in under the folders read (`grep -r KEY . --include='.env*'`);
+        // these programs' wildcards match a leading `.`, as find's do.
+        let included = if reads_operands { super::data_words::included(program, &argv) } else { Vec::new() };
+        if !included.is_empty() {
+            // Without a folder, `rg` and a recursive `grep` search the working directory.
+            let mut roots = inv.reads.clone();
+            if roots.is_empty() {
+                roots.push(self.normalize(".", &state_for));
+            }
+            for (root, glob) in roots.iter().flat_map(|r| included.iter().map(move |g| (r, g))).take(MAX_LOOP_VALUES) {
+                let root = root.trim_end_matches('/');
+                let under = if glob.contains('/') { "" } else { "**/" };
+                // A folder filter (`*/`) names no file; a glob of only wildcards is not narrowed to hidden names.
+                if glob.ends_with('/') {
+                    continue;
+                }
+                let written = glob.chars().any(|c| !matches!(c, '*' | '?' | '/'));
+                let hidden = if written && glob.starts_with(['*', '?']) { "." } else { "" };
+                for name in [glob.clone(), format!("{hidden}{glob}")].iter().take(if hidden.is_empty() { 1 } else { 2 })
+                {
+                    let path = format!("{root}/{under}{}", name.trim_start_matches('/'));
+                    if !inv.reads.contains(&path) {
+                        inv.reads.push(path);
+                    }
+                }
+            }
+        }
         for target in written_operands(program, &argv).into_iter().chain(super::metadata::written(program, &argv)) {
             let path = self.normalize(&target, &state_for);
             inv.writes.push(path);

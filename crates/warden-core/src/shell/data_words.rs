@@ -8,6 +8,9 @@
 //!
 //! Only the words are spared: a file a search reads (`grep -f FILE`, `jq
 //! --slurpfile NAME FILE`, the files after the pattern) is still a read.
+//! A glob a search, archiver or copier takes in ([`included`]) narrows the
+//! folders it reads to the files of that name under them: `grep -r KEY .
+//! --include='.env*'` reads `.env`.
 
 use super::commands::Arg;
 use crate::prelude::*;
@@ -166,6 +169,53 @@ fn globs(program: &str, argv: &[Arg]) -> Vec<usize> {
             continue;
         }
         i += 1;
+    }
+    out
+}
+
+/// The globs of the files a search, archiver or copier takes in, with
+/// `-i`/`--iglob` ones lowered: `grep --include=G`, `rg -g G`/`--glob`/
+/// `--iglob` (not a `!G` exclusion), `rsync --include G`, `zip -i G…`.
+pub fn included(program: &str, argv: &[Arg]) -> Vec<String> {
+    let options: &[&str] = match program {
+        "grep" | "egrep" | "fgrep" | "zgrep" | "rsync" => &["--include"],
+        "rg" => &["-g", "--glob", "--iglob"],
+        "zip" => &["-i", "--include"],
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut i = 1;
+    while let Some(t) = argv.get(i).and_then(Arg::known) {
+        i += 1;
+        let (option, attached) = match t.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v)),
+            _ => (t, None),
+        };
+        if !options.contains(&option) {
+            continue;
+        }
+        let fold = option == "--iglob";
+        let mut take = |glob: &str| {
+            if !glob.is_empty() && !glob.starts_with('!') {
+                out.push(if fold { glob.to_lowercase() } else { glob.to_string() });
+            }
+        };
+        match attached {
+            Some(v) => take(v),
+            None if program == "zip" => {
+                // Every word after it up to the next option.
+                while let Some(g) = argv.get(i).and_then(Arg::known).filter(|g| !g.starts_with('-')) {
+                    take(g);
+                    i += 1;
+                }
+            }
+            None => {
+                if let Some(g) = argv.get(i).and_then(Arg::known) {
+                    take(g);
+                    i += 1;
+                }
+            }
+        }
     }
     out
 }

@@ -2563,6 +2563,28 @@ const PATTERNS: &[Row] = &[
         Decision::Allow,
         "tools.allow",
     ),
+    ("a search narrowed to the secret's name", "grep -r KEY . --include='.env*'", Decision::Deny, "path.protected"),
+    ("a search of the working directory narrowed to it", "rg KEY --hidden -g '*env'", Decision::Deny, "path.protected"),
+    ("a case-blind narrowing", "rg KEY --hidden --iglob '.ENV'", Decision::Deny, "path.protected"),
+    (
+        "a search under home narrowed to a credentials file",
+        "grep -r KEY ~ --include=credentials",
+        Decision::Deny,
+        "path.protected",
+    ),
+    ("an archive narrowed to it", "zip -r /tmp/a.zip . -i '.e*'", Decision::Deny, "path.protected"),
+    (
+        "a search narrowed to sources passes",
+        "grep -rn TODO --include='*.py' . && rg foo -g '*.ts' -g '!.env*'",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    (
+        "a copy of folders and sources passes",
+        "rsync -a --include='*/' --include='*.py' --exclude='*' src/ /tmp/x",
+        Decision::Allow,
+        "tools.allow",
+    ),
 ];
 
 #[test]
