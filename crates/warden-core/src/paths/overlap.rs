@@ -186,6 +186,29 @@ fn glob_tokens(part: &Part) -> Vec<Token> {
     }
 }
 
+/// Longest name a filesystem holds, in bytes (Linux's `NAME_MAX`): a
+/// pattern segment that needs more characters than this names no file, and
+/// the walk of [`names_overlap`] stays bounded by it.
+pub const MAX_NAME_CHARS: usize = 255;
+
+/// A necessary condition of [`names_overlap`], checked first: every
+/// character a side needs fits in a name, and where a side has no star, the
+/// name has exactly its length, which the other side must be able to take.
+fn lengths_agree(a: &[Token], b: &[Token]) -> bool {
+    let needed = |t: &[Token]| t.iter().filter(|t| **t != Token::Star).count();
+    let starred = |t: &[Token]| t.contains(&Token::Star);
+    let (na, nb) = (needed(a), needed(b));
+    if na > MAX_NAME_CHARS || nb > MAX_NAME_CHARS {
+        return false;
+    }
+    match (starred(a), starred(b)) {
+        (false, false) => na == nb,
+        (false, true) => nb <= na,
+        (true, false) => na <= nb,
+        (true, true) => true,
+    }
+}
+
 /// Where a walk of [`names_overlap`] is: positions in both, whether a
 /// character has been taken yet (for the rule on a leading `.`), and which
 /// side's star has taken the other side's written character.
@@ -205,6 +228,9 @@ struct Step {
 /// `.env.rs`) does not count, since neither was written to name the other.
 /// `.env.p*` against `.env.*`, and `*env` against `.env` in a pathspec, do.
 fn names_overlap(a: &[Token], b: &[Token], dots: Dots) -> bool {
+    if !lengths_agree(a, b) {
+        return false;
+    }
     let (la, lb) = (a.len(), b.len());
     let at = |s: &Step| {
         (((s.i * (lb + 1) + s.j) * 2 + usize::from(s.taken)) * 2 + usize::from(s.pattern_took_glob)) * 2
@@ -298,6 +324,13 @@ impl Glob {
         let at =
             |p: usize, g: usize, pt: bool, gt: bool| ((p * (lg + 1) + g) * 2 + usize::from(pt)) * 2 + usize::from(gt);
         let mut seen = vec![false; (lp + 1) * (lg + 1) * 4];
+        // Whether pattern segment `p` and glob segment `g` meet, found once each.
+        let mut met: Vec<Option<bool>> = vec![None; lp * lg];
+        let mut meets = |p: usize, g: usize, tokens: &[Token], name: &[Token]| match met.get_mut(p * lg + g) {
+            Some(Some(known)) => *known,
+            Some(slot) => *slot.insert(names_overlap(tokens, name, dots)),
+            None => names_overlap(tokens, name, dots),
+        };
         let mut todo = vec![(0usize, 0usize, false, false)];
         while let Some((p, g, pt, gt)) = todo.pop() {
             let Some(slot) = seen.get_mut(at(p, g, pt, gt)) else { continue };
@@ -336,7 +369,7 @@ impl Glob {
                     // (`*`, `**/*.pem`), which a read of the whole folder does not.
                     Some(Segment::Name(tokens))
                         if tokens.as_slice() == [Token::Star] && name.iter().any(Token::is_wild) => {}
-                    Some(Segment::Name(tokens)) if names_overlap(tokens, name, dots) => {
+                    Some(Segment::Name(tokens)) if meets(p, g, tokens, name) => {
                         todo.push((p + 1, g + 1, pt, gt));
                     }
                     Some(Segment::Name(_)) => {}
@@ -366,6 +399,7 @@ mod tests {
         ("a question mark does not stand for two", "/ws/.e?", "**/.env", Dots::Hidden, false),
         ("a bracket set holding the character", "/etc/shado[vw]", "/etc/shadow", Dots::Hidden, true),
         ("letters meet in either case", "/ws/.E[N]?", "**/.env", Dots::Hidden, true),
+        ("a pattern needing more characters than the name has", "/ws/.e*zzzzzzzz", "**/.env", Dots::Hidden, false),
         ("a bracket set without it", "/etc/shado[xy]", "/etc/shadow", Dots::Hidden, false),
         ("a negated set without the character", "/etc/shado[!x]", "/etc/shadow", Dots::Hidden, true),
         ("a negated set of the character", "/etc/shado[^w]", "/etc/shadow", Dots::Hidden, false),
@@ -437,6 +471,15 @@ mod tests {
             }
         }
         assert!(failures.is_empty(), "{} of {} rows wrong:\n{}", failures.len(), ROWS.len(), failures.join("\n"));
+    }
+
+    #[test]
+    fn a_pattern_segment_needing_more_characters_than_a_name_holds_names_nothing() {
+        let Ok(glob) = Glob::new("/ws/*") else { panic!("the glob compiles") };
+        let at_bound = format!("/ws/x{}", "?".repeat(MAX_NAME_CHARS - 1));
+        let past_bound = format!("/ws/x{}", "?".repeat(MAX_NAME_CHARS));
+        assert!(glob.overlaps(&SplitPath::new(&at_bound), Dots::Hidden), "{MAX_NAME_CHARS} characters fit a name");
+        assert!(!glob.overlaps(&SplitPath::new(&past_bound), Dots::Hidden), "one more does not");
     }
 
     #[test]
