@@ -139,6 +139,11 @@ fn paths_written_as_patterns_that_can_name_a_protected_file_are_judged_by_the_bi
         ("cat *", "allow", "tools.allow"),
         ("cat src/*.rs", "allow", "tools.allow"),
         ("git checkout -- '*.rs'", "allow", "tools.allow"),
+        ("find . -name '*.env' -exec cat {} +", "deny", "path.protected"),
+        ("grep -r KEY . --include='.env*'", "deny", "path.protected"),
+        ("rg -uug.env KEY", "deny", "path.protected"),
+        ("rg -g '*.json' name ~", "allow", "tools.allow"),
+        ("grep -r --include='*.*' foo .", "allow", "tools.allow"),
     ];
     judge_rows(rows);
 }

@@ -523,6 +523,7 @@ impl<'a> SplitPath<'a> {
     /// Whether the path holds `*`, `?` or `[`, and so names what a shell
     /// or a pathspec expands it to (see [`Glob::overlaps`]).
     pub fn is_pattern(&self) -> bool {
+        // Asked only once the literal match found nothing: most paths split are never asked.
         overlap::has_wildcards(self.body)
     }
 

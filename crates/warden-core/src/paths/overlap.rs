@@ -46,7 +46,9 @@ impl Dots {
     /// set it, wherever the name appears.
     pub fn of_command(command: &str) -> Dots {
         // Without a wildcard the setting changes nothing (and most commands are read no further).
-        if !has_wildcards(command) {
+        // Every such setting's name holds `glob` (`dotglob`, `GLOB_DOTS`, `GLOBIGNORE`).
+        let glob = |w: &[u8]| w.eq_ignore_ascii_case(b"glob");
+        if !has_wildcards(command) || !command.as_bytes().windows(4).any(glob) {
             return Dots::Hidden;
         }
         let spelled = |c: &u8| *c != b'_';
@@ -58,7 +60,8 @@ impl Dots {
 
 /// Whether a path holds a character a shell or a pathspec expands.
 pub fn has_wildcards(text: &str) -> bool {
-    text.bytes().any(|b| matches!(b, b'*' | b'?' | b'['))
+    // A word at a time.
+    memchr::memchr3(b'*', b'?', b'[', text.as_bytes()).is_some()
 }
 
 /// One position of a name pattern.
@@ -145,9 +148,11 @@ fn bracket(chars: &[char], start: usize) -> Option<(Token, usize)> {
             return Some((Token::Set { negated, ranges }, i + 1));
         }
         first = false;
-        if c == '[' && chars.get(i + 1) == Some(&':') {
-            // A POSIX class: up to its `:]`.
-            let close = (i + 2..chars.len()).find(|&k| chars.get(k) == Some(&':') && chars.get(k + 1) == Some(&']'))?;
+        if let (Some('['), Some(&kind @ (':' | '=' | '.'))) = (Some(c), chars.get(i + 1)) {
+            // A POSIX class, equivalence class or collating symbol (`[:alpha:]`,
+            // `[=e=]`, `[.e.]`): up to its closing `:]`, `=]` or `.]`, taken as any character.
+            let close =
+                (i + 2..chars.len()).find(|&k| chars.get(k) == Some(&kind) && chars.get(k + 1) == Some(&']'))?;
             ranges = None;
             i = close + 2;
             continue;
@@ -242,7 +247,8 @@ fn names_overlap(a: &[Token], b: &[Token], dots: Dots) -> bool {
     let hides = match dots {
         Dots::Hidden => true,
         Dots::Matched => false,
-        Dots::Pathspec => a == [Token::Star],
+        // A segment of only stars and dots (`*`, `*.*`) names a folder's entries, as `.` does.
+        Dots::Pathspec => a.iter().all(|t| matches!(t, Token::Star | Token::Char('.'))),
     };
     // A pattern that starts with a wildcard names no hidden file, even where
     // its star stands for nothing (`*.env` does not name `.env`).
@@ -326,10 +332,25 @@ impl Glob {
         let mut seen = vec![false; (lp + 1) * (lg + 1) * 4];
         // Whether pattern segment `p` and glob segment `g` meet, found once each.
         let mut met: Vec<Option<bool>> = vec![None; lp * lg];
+        // Below a `**` of the pattern, its names are matched as a recursive
+        // search or `find` matches them, whose wildcards take a leading `.`
+        // (`find . -name '*env'`, `grep -r --include='?env'`).
+        let below: Vec<bool> = pattern
+            .iter()
+            .scan(false, |seen, s| {
+                let was = *seen;
+                *seen |= matches!(s, Segment::Any);
+                Some(was)
+            })
+            .collect();
+        let dots_at = |p: usize| match dots {
+            Dots::Hidden if below.get(p).copied().unwrap_or(false) => Dots::Pathspec,
+            dots => dots,
+        };
         let mut meets = |p: usize, g: usize, tokens: &[Token], name: &[Token]| match met.get_mut(p * lg + g) {
             Some(Some(known)) => *known,
-            Some(slot) => *slot.insert(names_overlap(tokens, name, dots)),
-            None => names_overlap(tokens, name, dots),
+            Some(slot) => *slot.insert(names_overlap(tokens, name, dots_at(p))),
+            None => names_overlap(tokens, name, dots_at(p)),
         };
         let mut todo = vec![(0usize, 0usize, false, false)];
         while let Some((p, g, pt, gt)) = todo.pop() {
@@ -405,6 +426,11 @@ mod tests {
         ("a negated set of the character", "/etc/shado[^w]", "/etc/shadow", Dots::Hidden, false),
         ("a range holding the character", "/etc/sh[a-c]dow", "/etc/shadow", Dots::Hidden, true),
         ("a POSIX class stands for any character", "/etc/sh[[:alpha:]]dow", "/etc/shadow", Dots::Hidden, true),
+        ("an equivalence class stands for any character", "/ws/.[[=e=]]nv", "**/.env", Dots::Hidden, true),
+        ("a collating symbol stands for any character", "/etc/sha[[.d.]]ow", "/etc/shadow", Dots::Hidden, true),
+        ("below a pattern's globstar a leading wildcard takes a dot", "/ws/**/?env", "**/.env", Dots::Hidden, true),
+        ("below it a star standing for nothing leaves the dot", "/ws/**/*.env", "**/.env", Dots::Hidden, true),
+        ("below it stars and dots still name a folder's entries", "/ws/**/*.*", "**/.env", Dots::Hidden, false),
         ("a bracket that never closes is a character", "/etc/shadow[", "/etc/shadow", Dots::Hidden, false),
         ("a wildcard in a folder's name", "~/.ss?/id_rsa", "~/.ssh/**", Dots::Hidden, true),
         ("a lone star names a written file", "/etc/*", "/etc/shadow", Dots::Hidden, true),

@@ -1545,18 +1545,14 @@ impl<'c, 'a> Walker<'c, 'a> {
             for (root, glob) in roots.iter().flat_map(|r| included.iter().map(move |g| (r, g))).take(MAX_LOOP_VALUES) {
                 let root = root.trim_end_matches('/');
                 let under = if glob.contains('/') { "" } else { "**/" };
-                // A folder filter (`*/`) names no file; a glob of only wildcards is not narrowed to hidden names.
+                // A folder filter (`*/`) names no file. Below the `**`, the
+                // glob's wildcards take a leading `.` (see `paths::overlap`).
                 if glob.ends_with('/') {
                     continue;
                 }
-                let written = glob.chars().any(|c| !matches!(c, '*' | '?' | '/'));
-                let hidden = if written && glob.starts_with(['*', '?']) { "." } else { "" };
-                for name in [glob.clone(), format!("{hidden}{glob}")].iter().take(if hidden.is_empty() { 1 } else { 2 })
-                {
-                    let path = format!("{root}/{under}{}", name.trim_start_matches('/'));
-                    if !inv.reads.contains(&path) {
-                        inv.reads.push(path);
-                    }
+                let path = format!("{root}/{under}{}", glob.trim_start_matches('/'));
+                if !inv.reads.contains(&path) {
+                    inv.reads.push(path);
                 }
             }
         }
@@ -2136,12 +2132,8 @@ impl<'c, 'a> Walker<'c, 'a> {
         // Following links (`-L`, `-H`, `-follow`) leaves the roots: no narrowing then.
         let follows = argv.get(1..i).unwrap_or(&[]).iter().any(|a| matches!(a.known(), Some("-L" | "-H")));
         let named = selected_name(argv.get(i..).unwrap_or(&[])).filter(|_| !follows);
-        // find's wildcards match a leading `.`, where a shell's do not: a name
-        // that starts with one is also looked for as a hidden name (`*env` finds `.env`).
-        let names: Vec<Option<String>> = match named {
-            Some(n) if n.starts_with(['*', '?']) => vec![Some(format!(".{n}")), Some(n)],
-            named => vec![named],
-        };
+        // Below the `**`, find's wildcards take a leading `.` (see `paths::overlap`).
+        let names: Vec<Option<String>> = vec![named];
         let under = |root: &Arg, named: &Option<String>| match (named, root.path()) {
             (Some(name), Some(r)) => Arg::fixed(&format!("{}/**/{name}", r.trim_end_matches('/'))),
             _ => under(root),

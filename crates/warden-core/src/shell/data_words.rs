@@ -183,12 +183,39 @@ pub fn included(program: &str, argv: &[Arg]) -> Vec<String> {
         "zip" => &["-i", "--include"],
         _ => return Vec::new(),
     };
+    // rg leaves hidden files out unless told otherwise (`--hidden`, `-.`, `-uu`).
+    let words = || argv.iter().filter_map(Arg::known);
+    let short = |t: &str| t.strip_prefix('-').filter(|c| !c.starts_with('-')).map(str::to_string);
+    let hidden =
+        words().any(|t| t == "--hidden" || short(t).is_some_and(|c| c.contains('.') || c.matches('u').count() >= 2));
+    if program == "rg" && !hidden {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     let mut i = 1;
     while let Some(t) = argv.get(i).and_then(Arg::known) {
         i += 1;
         let (option, attached) = match t.split_once('=') {
             Some((o, v)) if o.starts_with("--") => (o, Some(v)),
+            // rg's `-gGLOB`, `-g=GLOB` and `-uugGLOB`: the rest of a cluster after its `g`.
+            _ if program == "rg"
+                && short(t).is_some_and(|c| {
+                    c.trim_start_matches(['u', 'i', '.', 'L', 'n', 'S']).starts_with('g') && c.len() > 1
+                }) =>
+            {
+                let cluster = short(t).unwrap_or_default();
+                let rest = cluster.trim_start_matches(['u', 'i', '.', 'L', 'n', 'S']);
+                let value = rest.get(1..).unwrap_or_default();
+                let value = value.strip_prefix('=').unwrap_or(value);
+                if value.is_empty() {
+                    ("-g", None)
+                } else {
+                    if !value.starts_with('!') {
+                        out.push(value.to_string());
+                    }
+                    continue;
+                }
+            }
             _ => (t, None),
         };
         if !options.contains(&option) {
