@@ -1533,8 +1533,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
             }
         }
-        // Files of a name taken in under the folders read (`grep -r KEY . --include='.env*'`);
-        // these programs' wildcards match a leading `.`, as find's do.
+        // Files of a name taken in under the folders read (`grep -r KEY . --include='.env*'`).
         let included = if reads_operands { super::data_words::included(program, &argv) } else { Vec::new() };
         if !included.is_empty() {
             // Without a folder, `rg` and a recursive `grep` search the working directory.
@@ -1542,14 +1541,12 @@ impl<'c, 'a> Walker<'c, 'a> {
             if roots.is_empty() {
                 roots.push(self.normalize(".", &state_for));
             }
-            for (root, glob) in roots.iter().flat_map(|r| included.iter().map(move |g| (r, g))).take(MAX_LOOP_VALUES) {
+            // A folder filter (`*/`) names no file. Below the `**`, the glob's
+            // wildcards take a leading `.` (see `paths::overlap`).
+            let files = included.iter().filter(|g| !g.ends_with('/'));
+            for (root, glob) in roots.iter().flat_map(|r| files.clone().map(move |g| (r, g))).take(MAX_LOOP_VALUES) {
                 let root = root.trim_end_matches('/');
                 let under = if glob.contains('/') { "" } else { "**/" };
-                // A folder filter (`*/`) names no file. Below the `**`, the
-                // glob's wildcards take a leading `.` (see `paths::overlap`).
-                if glob.ends_with('/') {
-                    continue;
-                }
                 let path = format!("{root}/{under}{}", glob.trim_start_matches('/'));
                 if !inv.reads.contains(&path) {
                     inv.reads.push(path);
@@ -2133,8 +2130,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         let follows = argv.get(1..i).unwrap_or(&[]).iter().any(|a| matches!(a.known(), Some("-L" | "-H")));
         let named = selected_name(argv.get(i..).unwrap_or(&[])).filter(|_| !follows);
         // Below the `**`, find's wildcards take a leading `.` (see `paths::overlap`).
-        let names: Vec<Option<String>> = vec![named];
-        let under = |root: &Arg, named: &Option<String>| match (named, root.path()) {
+        let under = |root: &Arg| match (&named, root.path()) {
             (Some(name), Some(r)) => Arg::fixed(&format!("{}/**/{name}", r.trim_end_matches('/'))),
             _ => under(root),
         };
@@ -2146,7 +2142,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     f.via.push("find -delete".into());
                     // What it deletes is what is under each root.
                     let mut args = vec![Arg::fixed("rm"), Arg::fixed("-r")];
-                    args.extend(roots.iter().flat_map(|r| names.iter().map(|n| under(r, n))));
+                    args.extend(roots.iter().map(under));
                     self.dispatch(args, Vec::new(), Vec::new(), Env::default(), state, &f, segment);
                     i += 1;
                 }
@@ -2159,9 +2155,8 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let command: Vec<Arg> = argv.get(i + 1..end).map(<[Arg]>::to_vec).unwrap_or_default();
                     f.via = frame.via.clone();
                     f.via.push(format!("find {action}"));
-                    let pairs = roots.iter().flat_map(|r| names.iter().map(move |n| (r, n)));
-                    for (root, named) in pairs.take(MAX_LOOP_VALUES) {
-                        let each = under(root, named);
+                    for root in roots.iter().take(MAX_LOOP_VALUES) {
+                        let each = under(root);
                         let args: Vec<Arg> = command
                             .iter()
                             .map(|a| if a.known() == Some("{}") { each.clone() } else { a.clone() })

@@ -174,7 +174,7 @@ fn globs(program: &str, argv: &[Arg]) -> Vec<usize> {
 }
 
 /// The globs of the files a search, archiver or copier takes in, with
-/// `-i`/`--iglob` ones lowered: `grep --include=G`, `rg -g G`/`--glob`/
+/// `--iglob` ones lowered: `grep --include=G`, `rg -g G`/`--glob`/
 /// `--iglob` (not a `!G` exclusion), `rsync --include G`, `zip -i G…`.
 pub fn included(program: &str, argv: &[Arg]) -> Vec<String> {
     let options: &[&str] = match program {
@@ -195,17 +195,12 @@ pub fn included(program: &str, argv: &[Arg]) -> Vec<String> {
     let mut i = 1;
     while let Some(t) = argv.get(i).and_then(Arg::known) {
         i += 1;
+        // rg's `-gGLOB`, `-g=GLOB` and `-uugGLOB`: the rest of a cluster after its `g`.
+        let cluster = if program == "rg" { rg_glob_cluster(t) } else { None };
         let (option, attached) = match t.split_once('=') {
             Some((o, v)) if o.starts_with("--") => (o, Some(v)),
-            // rg's `-gGLOB`, `-g=GLOB` and `-uugGLOB`: the rest of a cluster after its `g`.
-            _ if program == "rg"
-                && short(t).is_some_and(|c| {
-                    c.trim_start_matches(['u', 'i', '.', 'L', 'n', 'S']).starts_with('g') && c.len() > 1
-                }) =>
-            {
-                let cluster = short(t).unwrap_or_default();
-                let rest = cluster.trim_start_matches(['u', 'i', '.', 'L', 'n', 'S']);
-                let value = rest.get(1..).unwrap_or_default();
+            _ if cluster.is_some() => {
+                let value = cluster.unwrap_or_default();
                 let value = value.strip_prefix('=').unwrap_or(value);
                 if value.is_empty() {
                     ("-g", None)
@@ -245,4 +240,13 @@ pub fn included(program: &str, argv: &[Arg]) -> Vec<String> {
         }
     }
     out
+}
+
+/// What follows the `g` of an rg short-option cluster made of flags that
+/// take no value and then `g` (`-g.env`, `-g=.env`, `-uug.env`; empty for
+/// `-uug`, whose glob is the next word); `None` for any other word.
+fn rg_glob_cluster(word: &str) -> Option<&str> {
+    let cluster = word.strip_prefix('-').filter(|c| !c.starts_with('-'))?;
+    let rest = cluster.trim_start_matches(['u', 'i', '.', 'L', 'n', 'S']);
+    (rest.starts_with('g') && cluster.len() > 1).then(|| rest.get(1..).unwrap_or_default())
 }

@@ -137,6 +137,7 @@ impl ProtectedSet {
 
 /// The entry of `set` that protects `path` against `access`, unless an
 /// exception for that access matches the path too.
+///
 /// A path holding `*`, `?` or `[` is a pattern, protected when some path it
 /// names is (see [`crate::paths::Glob::overlaps`]); an exception lifts it
 /// only when it matches the pattern as written (`~/.ssh/*.pub`).
