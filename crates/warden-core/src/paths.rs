@@ -154,6 +154,9 @@ fn normalized<'p>(path: &'p str, cwd: Option<&Cwd<'_>>, home_normalized: Option<
 
 /// The segments of a path body, counted, when none is empty, `.` or `..`.
 fn plain_segments(body: &str) -> Option<usize> {
+    if let Some((count, _)) = plainly_segmented(body) {
+        return Some(count);
+    }
     let mut count = 0;
     for segment in body.as_bytes().split(|&b| b == b'/') {
         if matches!(segment, b"" | b"." | b"..") {
@@ -162,6 +165,71 @@ fn plain_segments(body: &str) -> Option<usize> {
         count += 1;
     }
     Some(count)
+}
+
+/// The segments of a path body and its first segment, when the body shows
+/// at once that none is empty, `.` or `..`: it does not start with `.` or
+/// `/`, does not end with `/`, and holds neither `//` nor `/.`. `None`
+/// says nothing (`a/.ssh` is plain too): the segments are then read one
+/// by one.
+///
+/// Every path a check touches is normalized, and most are plain: this reads
+/// their bytes eight at a time (a loop step costs an epoch check under
+/// wasmtime besides its work).
+fn plainly_segmented(body: &str) -> Option<(usize, &[u8])> {
+    let bytes = body.as_bytes();
+    let (&head, &tail) = (bytes.first()?, bytes.last()?);
+    if matches!(head, b'.' | b'/') || tail == b'/' {
+        return None;
+    }
+    let (mut slashes, mut first_slash) = (0usize, None);
+    // The high bit of byte 0 set when the previous word ended with `/`.
+    let mut carried = 0u64;
+    for (i, word) in words(bytes).enumerate() {
+        let slash = bytes_equal_to(word, b'/');
+        // The bytes that follow a `/` (little endian: the next byte is 8 bits up).
+        let after_slash = (slash << 8) | carried;
+        if after_slash & (slash | bytes_equal_to(word, b'.')) != 0 {
+            return None;
+        }
+        carried = slash >> 56;
+        if first_slash.is_none() && slash != 0 {
+            first_slash = Some(i * 8 + (slash.trailing_zeros() / 8) as usize);
+        }
+        slashes += slash.count_ones() as usize;
+    }
+    Some((slashes + 1, bytes.get(..first_slash.unwrap_or(bytes.len()))?))
+}
+
+/// `bytes` as little-endian words of eight bytes, the last one holding the
+/// bytes left over (fewer than eight) with zeros above them. Each word is one
+/// load: a copy of a length only known at run time would be a call to the
+/// host under wasmtime (`memory.copy`).
+pub(crate) fn words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    let whole = bytes.chunks_exact(8);
+    let rest = whole.remainder().len();
+    whole
+        .map(|c| <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes))
+        .chain((rest > 0).then(|| last_word(bytes, rest)))
+}
+
+/// The last `rest` bytes of `bytes` (fewer than eight) as a little-endian
+/// word, zeros above them: the last eight bytes shifted down past those read
+/// already, or, in a text shorter than eight, its bytes one by one.
+fn last_word(bytes: &[u8], rest: usize) -> u64 {
+    let last_eight = bytes.len().checked_sub(8).and_then(|start| bytes.get(start..));
+    match last_eight.and_then(|b| <[u8; 8]>::try_from(b).ok()) {
+        Some(eight) => u64::from_le_bytes(eight) >> (8 * (8 - rest)),
+        None => bytes.iter().rev().fold(0, |word, &b| (word << 8) | u64::from(b)),
+    }
+}
+
+/// The high bit of every byte of `word` that equals `byte`, and nothing
+/// else: exact, as no sum carries from one byte into the next.
+fn bytes_equal_to(word: u64, byte: u8) -> u64 {
+    const LOW7: u64 = u64::from_le_bytes([0x7f; 8]);
+    let zero_where_equal = word ^ (u64::from_le_bytes([0x01; 8]) * u64::from(byte));
+    !(((zero_where_equal & LOW7).wrapping_add(LOW7)) | zero_where_equal | LOW7)
 }
 
 /// Whether an absolute path is its own normal form, home aside.
@@ -174,6 +242,9 @@ fn is_plain_absolute(path: &str) -> bool {
 /// first, and whether every segment is one (nothing to drop); `None` when
 /// one is `..` (which only walking resolves).
 fn kept_segments(body: &str) -> Option<(usize, Option<&[u8]>, bool)> {
+    if let Some((count, first)) = plainly_segmented(body) {
+        return Some((count, Some(first), true));
+    }
     let (mut count, mut first, mut all) = (0, None, true);
     for segment in body.as_bytes().split(|&b| b == b'/') {
         match segment {
@@ -443,6 +514,9 @@ pub struct SplitPath<'a> {
     /// The first segments of `rooted` and `home`, found once for every index that files globs by them.
     rooted_first: Option<&'a str>,
     home_first: Option<&'a str>,
+    /// Whether the path holds `*`, `?` or `[` (one `memchr3` a split: a path
+    /// split for a check is asked this for every glob set it is matched with).
+    pattern: bool,
 }
 
 /// `text` after its leading `/`s (a byte loop: a char pattern's searcher
@@ -517,14 +591,14 @@ impl<'a> SplitPath<'a> {
             last: segments_in(body).next_back(),
             rooted_first: first(rooted),
             home_first: first(home),
+            pattern: overlap::has_wildcards(body),
         }
     }
 
     /// Whether the path holds `*`, `?` or `[`, and so names what a shell
     /// or a pathspec expands it to (see [`Glob::overlaps`]).
     pub fn is_pattern(&self) -> bool {
-        // Asked only once the literal match found nothing: most paths split are never asked.
-        overlap::has_wildcards(self.body)
+        self.pattern
     }
 
     /// Whether `glob` matches this path.
@@ -1019,6 +1093,48 @@ pub fn is_critical_target(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_read_eight_bytes_at_a_time_is_plain_only_when_every_segment_is() {
+        // Every body of up to 10 characters over `a`, `.` and `/` (words
+        // end and start inside `..`, `//` and `/.`), and longer ones.
+        fn by_segments(body: &str) -> Option<(usize, &[u8])> {
+            let segments: Vec<&[u8]> = body.as_bytes().split(|&b| b == b'/').collect();
+            let plain = segments.iter().all(|s| !matches!(*s, b"" | b"." | b".."));
+            plain.then(|| (segments.len(), segments.first().copied().unwrap_or_default()))
+        }
+        let mut bodies = vec![String::new()];
+        let mut seen = 0;
+        for _ in 0..10 {
+            let mut longer = Vec::new();
+            for body in &bodies {
+                for c in ['a', '.', '/'] {
+                    longer.push(format!("{body}{c}"));
+                }
+            }
+            for body in &longer {
+                let quick = plainly_segmented(body);
+                if let Some((count, first)) = quick {
+                    assert_eq!(Some((count, first)), by_segments(body), "{body:?}");
+                    seen += 1;
+                }
+                assert_eq!(plain_segments(body), by_segments(body).map(|(n, _)| n), "{body:?}");
+                let kept = kept_segments(body).map(|(n, f, all)| (n, f.unwrap_or_default(), all));
+                if let Some((n, first)) = by_segments(body) {
+                    assert_eq!(kept, Some((n, first, true)), "{body:?}");
+                }
+            }
+            bodies = longer;
+        }
+        assert!(seen > 1000, "the quick reading answers most plain bodies ({seen})");
+        for body in ["src/main.rs", "a/b/c/d/e/f/g/h/i/j/k", "home/dev/project/tests/a.rs", "12345678/.x"] {
+            let slow = by_segments(body);
+            assert_eq!(plainly_segmented(body).or(slow), slow, "{body:?}");
+        }
+        assert_eq!(plainly_segmented("1234567/.x"), None, "a `/` ending one word and `.` starting the next");
+        assert_eq!(plainly_segmented("1234567//x"), None);
+        assert_eq!(plainly_segmented("ééé/ü/x"), Some((3, "ééé".as_bytes())));
+    }
 
     #[test]
     fn normalization_resolves_every_spelling_of_a_path() {

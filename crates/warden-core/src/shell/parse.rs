@@ -319,7 +319,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Skips blanks, line continuations and comments.
-    #[inline]
+    #[inline(always)]
     fn skip_blanks(&mut self) {
         // Most words are followed by one space and then the next word.
         if self.peek() == Some(' ') {
@@ -869,6 +869,7 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline(always)]
     fn redirect_ahead(&self) -> bool {
         let mut i = self.pos;
         while self.chars.get(i).is_some_and(|c| c.is_ascii_digit()) {
