@@ -258,25 +258,10 @@ unsafe impl GlobalAlloc for ArenaThenDlmalloc {
         }
     }
 
-    #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if !ARENA.dealloc(ptr, layout) {
             // SAFETY: not an arena block: dlmalloc's, contract forwarded.
-            unsafe { dlmalloc_dealloc(ptr, layout) }
+            unsafe { dlmalloc::GlobalDlmalloc.dealloc(ptr, layout) }
         }
     }
-}
-
-/// Frees a block dlmalloc made. Kept out of line so that the arena's free,
-/// which nearly every free of a check is, stays small enough to be inlined
-/// where a value is dropped: a call costs more under wasmtime than that free
-/// (a stack check, saved registers and an epoch check on entry).
-///
-/// # Safety
-/// `ptr` must be a live dlmalloc block of `layout`.
-#[cold]
-#[inline(never)]
-unsafe fn dlmalloc_dealloc(ptr: *mut u8, layout: Layout) {
-    // SAFETY: the caller's contract is forwarded unchanged.
-    unsafe { dlmalloc::GlobalDlmalloc.dealloc(ptr, layout) }
 }

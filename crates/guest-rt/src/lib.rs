@@ -61,7 +61,6 @@ unsafe impl core::alloc::GlobalAlloc for Capped {
         // SAFETY: the caller's contract is forwarded unchanged.
         checked(unsafe { arena::ArenaThenDlmalloc.realloc(ptr, layout, new_size) })
     }
-    #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: core::alloc::Layout) {
         // SAFETY: the caller's contract is forwarded unchanged.
         unsafe { arena::ArenaThenDlmalloc.dealloc(ptr, layout) }

@@ -977,7 +977,8 @@ impl<'c, 'a> Walker<'c, 'a> {
         state: &mut State,
         frame: &Frame,
     ) -> (Vec<Redir>, Vec<Range<usize>>) {
-        let mut out = Vec::new();
+        // Sized up front: a vector's first push is a call (`grow_one`), its allocation is not.
+        let mut out = Vec::with_capacity(redirects.len());
         let mut stdin_from = Vec::new();
         for r in redirects {
             match &r.target {
@@ -1015,7 +1016,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 
     fn simple(&mut self, simple: &Rc<Simple>, state: &mut State, frame: &Frame) -> Option<String> {
         self.segment = Segment::of(simple);
-        let mut assigns = Vec::new();
+        let mut assigns = Vec::with_capacity(simple.assigns.len());
         for a in &simple.assigns {
             let value = match &a.value {
                 AssignValue::Scalar(w) => self.word(w, state, frame),
@@ -1026,7 +1027,8 @@ impl<'c, 'a> Walker<'c, 'a> {
             };
             assigns.push((a.name.clone(), a.append, value));
         }
-        let mut args: Vec<Arg> = Vec::new();
+        // One argument a word, unless a word expands to several.
+        let mut args: Vec<Arg> = Vec::with_capacity(simple.words.len());
         let ifs = ifs_of(state);
         for w in &simple.words {
             // Brace expansion comes first: `{rm,-rf,/}`.

@@ -502,7 +502,8 @@ impl<'a> Parser<'a> {
     /// reserved words in `terms`.
     fn script(&mut self, terms: &[&str]) -> Result<Script, ParseError> {
         self.enter()?;
-        let mut items = Vec::new();
+        // Most scripts are one list; sized up front, the first push is no call (`grow_one`).
+        let mut items = Vec::with_capacity(1);
         loop {
             self.skip_space();
             match self.peek() {
@@ -956,7 +957,8 @@ impl<'a> Parser<'a> {
     }
 
     fn simple(&mut self) -> Result<Command, ParseError> {
-        let mut simple = Simple::default();
+        // Room for a few words up front, as the first push would make (without its call).
+        let mut simple = Simple { words: Vec::with_capacity(4), ..Simple::default() };
         loop {
             self.skip_blanks();
             let Some(c) = self.peek() else { break };
