@@ -161,6 +161,10 @@ const COMMAND_WORDS: &[&str] = &[
     "coproc", "time",
 ];
 
+/// The length of the longest reserved word (`function`); a longer bare run
+/// is looked up among the candidates only if one of them is longer still.
+const LONGEST_KEYWORD: usize = 8;
+
 /// The words that open a compound command.
 const COMPOUND_OPENERS: &[&str] = &["{", "if", "while", "until", "for", "case"];
 
@@ -466,7 +470,10 @@ impl<'a> Parser<'a> {
     /// current position is, if any.
     fn keyword_at<'w>(&self, candidates: &[&'w str], first: char) -> Option<&'w str> {
         let starts = |k: &str| k.as_bytes().first().is_some_and(|&b| char::from(b) == first);
-        let longest = candidates.iter().map(|k| k.len()).max()?;
+        // The run is read no further than the grammar's longest keyword; the
+        // candidates' own longest is worked out only for a longer run, which
+        // spares a loop over them for nearly every word.
+        let mut longest = LONGEST_KEYWORD;
         let mut end = self.pos;
         while let Some(c) = self.chars.get(end) {
             if is_meta(c) {
@@ -474,7 +481,11 @@ impl<'a> Parser<'a> {
             }
             end += 1;
             if end - self.pos > longest {
-                return None;
+                let theirs = candidates.iter().map(|k| k.len()).max()?;
+                if theirs <= longest {
+                    return None;
+                }
+                longest = theirs;
             }
         }
         if end == self.pos {
