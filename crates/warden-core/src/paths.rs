@@ -226,7 +226,7 @@ fn last_word(bytes: &[u8], rest: usize) -> u64 {
 
 /// The high bit of every byte of `word` that equals `byte`, and nothing
 /// else: exact, as no sum carries from one byte into the next.
-fn bytes_equal_to(word: u64, byte: u8) -> u64 {
+pub(crate) fn bytes_equal_to(word: u64, byte: u8) -> u64 {
     const LOW7: u64 = u64::from_le_bytes([0x7f; 8]);
     let zero_where_equal = word ^ (u64::from_le_bytes([0x01; 8]) * u64::from(byte));
     !(((zero_where_equal & LOW7).wrapping_add(LOW7)) | zero_where_equal | LOW7)
@@ -514,8 +514,8 @@ pub struct SplitPath<'a> {
     /// The first segments of `rooted` and `home`, found once for every index that files globs by them.
     rooted_first: Option<&'a str>,
     home_first: Option<&'a str>,
-    /// Whether the path holds `*`, `?` or `[` (one `memchr3` a split: a path
-    /// split for a check is asked this for every glob set it is matched with).
+    /// Whether the path holds `*`, `?` or `[`, found once a split: a path split
+    /// for a check is asked this for every glob set it is matched with.
     pattern: bool,
 }
 

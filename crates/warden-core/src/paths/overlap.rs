@@ -65,18 +65,10 @@ impl Dots {
 /// there, and under wasmtime every loop step also checks the epoch.
 pub fn has_wildcards(text: &str) -> bool {
     // The last word's zeros past the text are no wildcard.
-    super::words(text.as_bytes()).any(word_has_wildcard)
-}
-
-/// Whether any byte of `word` is `*`, `?` or `[`: each is a zero byte of
-/// `word` XOR that byte repeated, found by the borrow a zero byte takes.
-fn word_has_wildcard(word: u64) -> bool {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
-    zero_byte(word ^ (ONES * u64::from(b'*')))
-        || zero_byte(word ^ (ONES * u64::from(b'?')))
-        || zero_byte(word ^ (ONES * u64::from(b'[')))
+    super::words(text.as_bytes()).any(|word| {
+        let equal = |byte| super::bytes_equal_to(word, byte);
+        equal(b'*') | equal(b'?') | equal(b'[') != 0
+    })
 }
 
 /// One position of a name pattern.
