@@ -599,6 +599,48 @@ fn the_worst_globs_at_their_caps_decide_a_long_path_well_inside_the_deadline_thr
 }
 
 #[test]
+fn a_protected_file_at_any_depth_is_denied_through_the_warden_command_and_the_deepest_command_is_decided() {
+    let db = TempDb::new();
+    let deep = |unit: &str, n: usize| unit.repeat(n);
+    let decide = |config: &Value, tool: &str, args: Value| {
+        let path = db.dir.path().join("config.json");
+        std::fs::write(&path, config.to_string()).expect("write config");
+        let request = json!({"toolName": tool, "arguments": args, "sessionId": SESSION, "cwd": "/ws", "nowMs": T0});
+        let out = warden_process(
+            &[
+                "check",
+                "tool",
+                "--config",
+                &path.display().to_string(),
+                "--db",
+                &db.path().display().to_string(),
+                "--replay",
+            ],
+            &request.to_string(),
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+        (v["decision"].as_str().unwrap_or_default().to_string(), v["rule"].as_str().unwrap_or_default().to_string())
+    };
+    let denied = ("deny".to_string(), "path.protected".to_string());
+    let defaults = json!({});
+    let cases = [
+        ("Read", json!({ "file_path": format!("{}.env", deep("a/", 300)) })),
+        ("Bash", json!({ "command": format!("cat {}.env", deep("a/", 300)) })),
+        ("Bash", json!({ "command": format!("cat {}.e*", deep("[a]/", 1100)) })),
+        ("Bash", json!({ "command": format!("cat ~/{}{}.ssh/id_rsa", deep("a/", 300), deep("../", 300)) })),
+    ];
+    for (tool, args) in cases {
+        assert_eq!(decide(&defaults, tool, args.clone()), denied, "{tool} {args}");
+    }
+    // The longest command a shell call may hold, one path word of nearly
+    // thirty thousand folders, against the worst globs at their caps.
+    let worst = json!({"tools": {"workspace": "/ws", "protectedPaths": adversarial_globs()}});
+    let command = format!("cat {}n1", deep("a/", (warden_core::shell::MAX_INPUT_CHARS - 8) / 2));
+    assert_eq!(decide(&worst, "Bash", json!({ "command": command })), ("allow".to_string(), "tools.allow".to_string()));
+}
+
+#[test]
 fn validate_refuses_a_glob_past_each_cap_naming_the_field() {
     let db = TempDb::new();
     let cases = [

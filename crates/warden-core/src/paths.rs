@@ -33,13 +33,14 @@ use alloc::borrow::Cow;
 mod overlap;
 pub use overlap::Dots;
 
-/// Longest path normalized, in characters; longer ones are cut here, which
-/// can only make them match fewer rules that end in a specific name, so the
-/// judge refuses such paths elsewhere (see `tools::validate`).
+/// Longest path a tool's path field may hold, in characters: Linux's
+/// `PATH_MAX`, past which the system refuses to open a path at all (see
+/// `tools::validate`). Normalization itself keeps every segment of a path
+/// of any length: a cut would drop the very segments a rule like `**/.env`
+/// is about, so a path is never cut, and the work on it stays linear in its
+/// length (inputs are bounded where they enter, such as a shell command's
+/// `shell::MAX_INPUT_CHARS`).
 pub const MAX_PATH_CHARS: usize = 4096;
-
-/// Most segments a path keeps after normalization.
-pub const MAX_SEGMENTS: usize = 256;
 
 /// Where a normalized path is rooted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,7 +136,7 @@ impl<'a> Cwd<'a> {
         }
         let body = text.strip_prefix('/').filter(|b| *b != "proc" && !b.starts_with("proc/"));
         let body = body.or_else(|| text.strip_prefix("~/"))?;
-        (text.len() <= MAX_PATH_CHARS).then(|| plain_segments(body)).flatten().filter(|n| *n <= MAX_SEGMENTS)
+        plain_segments(body)
     }
 }
 
@@ -286,28 +287,25 @@ fn joined(root: &str, body: &str, all: bool) -> String {
 /// working directory in normal form; borrowed when the path is its own
 /// normal form. `None` for any other path, which is walked.
 fn tidied<'p>(path: &'p str, cwd: Option<&Cwd<'_>>) -> Option<Cow<'p, str>> {
-    if path.len() > MAX_PATH_CHARS {
-        return None;
-    }
-    let (root, body, base_segments) = if let Some(body) = path.strip_prefix('/') {
-        ("/", body, None)
+    let (root, body, relative) = if let Some(body) = path.strip_prefix('/') {
+        ("/", body, false)
     } else if path == "~" {
         return Some(Cow::Borrowed(path));
     } else if let Some(body) = path.strip_prefix("~/") {
-        ("~", body, None)
+        ("~", body, false)
     } else if path.starts_with(['~', '$']) {
         return None;
     } else {
         let cwd = cwd?;
-        let plain = cwd.plain.unwrap_or_else(|| Cwd::plain_segments_of(cwd.text));
-        (cwd.text, path, Some(plain?))
+        cwd.plain.unwrap_or_else(|| Cwd::plain_segments_of(cwd.text))?;
+        (cwd.text, path, true)
     };
-    let (kept, first, all) = kept_segments(body)?;
-    if kept + base_segments.unwrap_or(0) > MAX_SEGMENTS || (root == "/" && first == Some(b"proc")) {
+    let (_, first, all) = kept_segments(body)?;
+    if root == "/" && first == Some(b"proc") {
         return None;
     }
     // Its own normal form: not relative, and nothing to drop (`/` alone, or every segment kept).
-    let own = base_segments.is_none() && if body.is_empty() { root == "/" } else { all };
+    let own = !relative && if body.is_empty() { root == "/" } else { all };
     Some(if own { Cow::Borrowed(path) } else { Cow::Owned(joined(root, body, all)) })
 }
 
@@ -329,12 +327,6 @@ fn under_home<'p>(normalized: Cow<'p, str>, home_normalized: Option<&str>) -> Co
 
 /// [`normalized`], segment by segment.
 fn walked<'p>(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) -> Cow<'p, str> {
-    // A text of at most `MAX_PATH_CHARS` bytes has at most as many characters.
-    let cut = (path.len() > MAX_PATH_CHARS).then(|| path.char_indices().nth(MAX_PATH_CHARS)).flatten();
-    let path = match cut {
-        Some((cut, _)) => path.get(..cut).unwrap_or(path),
-        None => path,
-    };
     let other = other_users_home(path, home_normalized);
     let path = other.as_deref().unwrap_or(path);
     let (root, rest) = split(path);
@@ -366,7 +358,7 @@ fn walked<'p>(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) -> C
                     }
                 }
             }
-            s if segments.len() < MAX_SEGMENTS => {
+            s => {
                 segments.push(s);
                 match proc_alias(root, &segments) {
                     Some(ProcAlias::Root) => segments.clear(),
@@ -378,7 +370,6 @@ fn walked<'p>(path: &str, cwd: Option<&str>, home_normalized: Option<&str>) -> C
                     Some(ProcAlias::Cwd) | None => {}
                 }
             }
-            _ => {}
         }
     }
     let joined_len = segments.iter().map(|s| s.len() + 1).sum::<usize>();
@@ -1094,6 +1085,10 @@ pub fn is_critical_target(path: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// A deep path's segments: far more than anyone nests folders, and what
+    /// a path field of `MAX_PATH_CHARS` holds at most, one-letter names.
+    const DEEP: usize = MAX_PATH_CHARS / 2;
+
     #[test]
     fn a_body_read_eight_bytes_at_a_time_is_plain_only_when_every_segment_is() {
         // Every body of up to 10 characters over `a`, `.` and `/` (words
@@ -1227,8 +1222,7 @@ mod tests {
     /// Globs at the caps that a backtracking matcher takes exponential or
     /// quadratic time on, with the longest paths that defeat them.
     fn adversarial_cases(path_segments: usize, segment_chars: usize) -> Vec<(String, String)> {
-        let deep =
-            format!("/{}", ["a"; MAX_SEGMENTS].iter().take(path_segments).copied().collect::<Vec<_>>().join("/"));
+        let deep = format!("/{}", ["a"; DEEP].iter().take(path_segments).copied().collect::<Vec<_>>().join("/"));
         let stars = format!("/{}", "*a".repeat(MAX_GLOB_WILDCARDS / 2 - 1) + "*b");
         let one_segment = format!("/{}", "a".repeat(segment_chars));
         let mut many = vec!["**"; MAX_GLOBSTARS];
@@ -1259,7 +1253,7 @@ mod tests {
 
     #[test]
     fn the_worst_glob_at_every_cap_against_the_longest_path_is_cheap() {
-        let (one_segment, deep) = (MAX_PATH_CHARS - 1, MAX_SEGMENTS);
+        let (one_segment, deep) = (MAX_PATH_CHARS - 1, DEEP);
         for (glob, path) in adversarial_cases(deep, one_segment) {
             let (hit, steps) = work(&glob, &path);
             assert!(!hit, "`{glob}`");
@@ -1352,10 +1346,39 @@ mod tests {
     }
 
     #[test]
-    fn overlong_paths_are_cut_not_walked() {
-        let long = "a/".repeat(MAX_PATH_CHARS);
-        let n = normalize(&long, Some("/ws"), None);
-        assert!(n.split('/').count() <= MAX_SEGMENTS + 2);
+    fn a_path_of_any_depth_or_length_keeps_every_segment_a_rule_could_name() {
+        let deep = |unit: &str, n: usize| unit.repeat(n);
+        let cases = [
+            ("three hundred folders deep", format!("{}.env", deep("a/", 300)), format!("/ws/{}.env", deep("a/", 300))),
+            (
+                "longer than a path field may be",
+                format!("{}.env", deep("a/", MAX_PATH_CHARS)),
+                format!("/ws/{}.env", deep("a/", MAX_PATH_CHARS)),
+            ),
+            ("down and back up again", format!("{}{}.env", deep("a/", 300), deep("../", 300)), "/ws/.env".into()),
+            ("thousands of dots", format!("{}.env", deep("./", 3000)), "/ws/.env".into()),
+            ("thousands of slashes", format!("{}.env", deep("/", 3000)), "/.env".into()),
+            (
+                "deep under home and back",
+                format!("~/{}{}.ssh/id_rsa", deep("a/", 300), deep("../", 300)),
+                "~/.ssh/id_rsa".into(),
+            ),
+            (
+                "deep from the root and back",
+                format!("/{}{}etc/shadow", deep("x/", 5000), deep("../", 5000)),
+                "/etc/shadow".into(),
+            ),
+            ("wide characters", format!("{}.env", deep("é/", 3000)), format!("/ws/{}.env", deep("é/", 3000))),
+            (
+                "a pattern past the old cut",
+                format!("{}.e*", deep("[a]/", 1500)),
+                format!("/ws/{}.e*", deep("[a]/", 1500)),
+            ),
+        ];
+        for (what, path, expected) in cases {
+            assert_eq!(normalize(&path, Some("/ws"), None), expected, "{what}");
+            assert_eq!(walked(&path, Some("/ws"), None), expected, "{what}, walked");
+        }
     }
 
     /// The glob as a regular expression over the path's segments, each
@@ -1540,13 +1563,13 @@ mod tests {
             let home = home.map(|h| walked(h, None, None).into_owned());
             assert_eq!(walked(path, *cwd, home.as_deref()), *expected, "{path} walked");
         }
-        let deep = format!("/{}", vec!["a"; MAX_SEGMENTS].join("/"));
+        let deep = format!("/{}", vec!["a"; DEEP].join("/"));
         assert!(is_plain_absolute(&deep));
-        assert!(!is_plain_absolute(&format!("{deep}/a")), "one segment past the cap is walked, and cut");
-        assert_eq!(normalize(&format!("{deep}/a"), None, None), deep);
-        assert_eq!(Cwd::plain_segments_of(&deep), Some(MAX_SEGMENTS));
-        assert!(tidied("a", Some(&Cwd::new(&deep))).is_none(), "a path that would pass the cap is walked");
-        assert_eq!(normalize("a", Some(&deep), None), deep);
+        assert!(is_plain_absolute(&format!("{deep}/a")), "no depth is too deep to be taken as it is");
+        assert_eq!(normalize(&format!("{deep}/.env"), None, None), format!("{deep}/.env"));
+        assert_eq!(Cwd::plain_segments_of(&deep), Some(DEEP));
+        assert!(tidied(".env", Some(&Cwd::new(&deep))).is_some(), "a path under a deep folder is tidied, not walked");
+        assert_eq!(normalize(".env", Some(&deep), None), format!("{deep}/.env"));
     }
 
     #[test]
@@ -1606,10 +1629,10 @@ mod tests {
         }
 
         #[test]
-        fn tidying_agrees_with_walking_at_the_segment_cap(
+        fn tidying_agrees_with_walking_on_deep_paths(
             root in prop_oneof![Just(""), Just("/"), Just("~/")],
-            kept in (MAX_SEGMENTS - 4)..(MAX_SEGMENTS + 4),
-            dots in proptest::collection::vec(0..(MAX_SEGMENTS + 4), 0..6),
+            kept in (DEEP - 4)..(DEEP + 4),
+            dots in proptest::collection::vec(0..(DEEP + 4), 0..6),
             cwd_depth in 0usize..6,
         ) {
             let mut segments = vec!["a"; kept];

@@ -576,6 +576,56 @@ fn a_configured_home_lets_absolute_paths_match_home_globs() {
 }
 
 #[test]
+fn a_protected_file_at_any_depth_is_protected_for_file_tools_shell_words_and_patterns() {
+    let env = Env::new();
+    let w = warden(json!({}));
+    let deep = |unit: &str, n: usize| unit.repeat(n);
+    let cases: Vec<(&str, ToolCall, Decision, &str)> = vec![
+        (
+            "a file tool, three hundred folders down",
+            call("Read", json!({ "file_path": format!("{}.env", deep("a/", 300)) })),
+            Decision::Deny,
+            rules::PATH_PROTECTED,
+        ),
+        (
+            "a file tool, the same depth written from the root",
+            call("Read", json!({ "file_path": format!("/ws/{}.env", deep("a/", 300)) })),
+            Decision::Deny,
+            rules::PATH_PROTECTED,
+        ),
+        ("a shell word", bash(&format!("cat {}.env", deep("a/", 300))), Decision::Deny, rules::PATH_PROTECTED),
+        (
+            "a shell word longer than a path field may be",
+            bash(&format!("cat {}.env", deep("a/", 2100))),
+            Decision::Deny,
+            rules::PATH_PROTECTED,
+        ),
+        (
+            "a pattern whose text is longer than the path it names",
+            bash(&format!("cat {}.e*", deep("[a]/", 1100))),
+            Decision::Deny,
+            rules::PATH_PROTECTED,
+        ),
+        (
+            "down under home and back up to a key",
+            bash(&format!("cat ~/{}{}.ssh/id_rsa", deep("a/", 300), deep("../", 300))),
+            Decision::Deny,
+            rules::PATH_PROTECTED,
+        ),
+        (
+            "a deep ordinary file passes",
+            bash(&format!("cat {}notes.txt", deep("a/", 300))),
+            Decision::Allow,
+            rules::ALLOW,
+        ),
+    ];
+    for (what, c, decision, rule) in &cases {
+        let v = w.check_tool_call(&env.ports(), c);
+        assert_eq!(decided(&v), (*decision, *rule), "{what}: {}", v.reason);
+    }
+}
+
+#[test]
 fn a_home_written_in_any_spelling_is_the_same_home_for_file_tools_shell_paths_and_deletes() {
     let env = Env::new();
     let cases: &[(ToolCall, Decision, &str)] = &[
