@@ -18,6 +18,7 @@ extern crate std;
 
 pub mod asks;
 pub mod audit;
+mod bytes;
 pub mod config;
 pub mod counters;
 pub mod digest;

@@ -186,11 +186,11 @@ fn plainly_segmented(body: &str) -> Option<(usize, &[u8])> {
     let (mut slashes, mut first_slash) = (0usize, None);
     // The high bit of byte 0 set when the previous word ended with `/`.
     let mut carried = 0u64;
-    for (i, word) in words(bytes).enumerate() {
-        let slash = bytes_equal_to(word, b'/');
+    for (i, word) in crate::bytes::words(bytes).enumerate() {
+        let slash = crate::bytes::equal_to(word, b'/');
         // The bytes that follow a `/` (little endian: the next byte is 8 bits up).
         let after_slash = (slash << 8) | carried;
-        if after_slash & (slash | bytes_equal_to(word, b'.')) != 0 {
+        if after_slash & (slash | crate::bytes::equal_to(word, b'.')) != 0 {
             return None;
         }
         carried = slash >> 56;
@@ -200,37 +200,6 @@ fn plainly_segmented(body: &str) -> Option<(usize, &[u8])> {
         slashes += slash.count_ones() as usize;
     }
     Some((slashes + 1, bytes.get(..first_slash.unwrap_or(bytes.len()))?))
-}
-
-/// `bytes` as little-endian words of eight bytes, the last one holding the
-/// bytes left over (fewer than eight) with zeros above them. Each word is one
-/// load: a copy of a length only known at run time would be a call to the
-/// host under wasmtime (`memory.copy`).
-pub(crate) fn words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
-    let whole = bytes.chunks_exact(8);
-    let rest = whole.remainder().len();
-    whole
-        .map(|c| <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes))
-        .chain((rest > 0).then(|| last_word(bytes, rest)))
-}
-
-/// The last `rest` bytes of `bytes` (fewer than eight) as a little-endian
-/// word, zeros above them: the last eight bytes shifted down past those read
-/// already, or, in a text shorter than eight, its bytes one by one.
-fn last_word(bytes: &[u8], rest: usize) -> u64 {
-    let last_eight = bytes.len().checked_sub(8).and_then(|start| bytes.get(start..));
-    match last_eight.and_then(|b| <[u8; 8]>::try_from(b).ok()) {
-        Some(eight) => u64::from_le_bytes(eight) >> (8 * (8 - rest)),
-        None => bytes.iter().rev().fold(0, |word, &b| (word << 8) | u64::from(b)),
-    }
-}
-
-/// The high bit of every byte of `word` that equals `byte`, and nothing
-/// else: exact, as no sum carries from one byte into the next.
-pub(crate) fn bytes_equal_to(word: u64, byte: u8) -> u64 {
-    const LOW7: u64 = u64::from_le_bytes([0x7f; 8]);
-    let zero_where_equal = word ^ (u64::from_le_bytes([0x01; 8]) * u64::from(byte));
-    !(((zero_where_equal & LOW7).wrapping_add(LOW7)) | zero_where_equal | LOW7)
 }
 
 /// Whether an absolute path is its own normal form, home aside.

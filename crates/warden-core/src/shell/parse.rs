@@ -1478,7 +1478,7 @@ fn as_assignment(word: &Word) -> Option<Assign> {
     let Some(Part::Lit { text, quoted: false }) = word.0.first() else {
         return None;
     };
-    let eq = text.find('=')?;
+    let eq = crate::bytes::find(text.as_bytes(), b'=')?;
     let head = text.get(..eq)?;
     let (name, append) = match head.strip_suffix('+') {
         Some(name) => (name, true),

@@ -149,9 +149,11 @@ pub type Failure = (&'static str, String);
 
 fn has_nul(value: &Value, depth: usize) -> bool {
     match value {
-        Value::String(s) => s.contains('\0'),
+        Value::String(s) => crate::bytes::contains(s.as_bytes(), 0),
         Value::Array(items) if depth < 4 => items.iter().any(|v| has_nul(v, depth + 1)),
-        Value::Object(map) if depth < 4 => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v, depth + 1)),
+        Value::Object(map) if depth < 4 => {
+            map.iter().any(|(k, v)| crate::bytes::contains(k.as_bytes(), 0) || has_nul(v, depth + 1))
+        }
         _ => false,
     }
 }
@@ -169,7 +171,7 @@ pub fn check(schema: Option<&InputSchema>, entry: Option<&ToolEntry>, tool: &str
     }
     let schema = schema?;
     if let Value::Object(map) = args
-        && let Some((name, _)) = map.iter().find(|(k, v)| k.contains('\0') || has_nul(v, 0))
+        && let Some((name, _)) = map.iter().find(|(k, v)| crate::bytes::contains(k.as_bytes(), 0) || has_nul(v, 0))
     {
         return Some((
             rules::INPUT_NUL_BYTE,
