@@ -916,14 +916,15 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 Part::Sub(script) => {
                     let (range, printed) = self.nested(script, state, frame);
-                    let value = echo_value(script, state);
+                    // A command substitution drops the trailing newlines of what it prints.
+                    let printed = printed.map(|p| p.trim_end_matches('\n').to_string());
+                    // What it prints when that is known: `$(echo .env)`, `$(printf %s .env)`, `$(cat <<< .env)`.
+                    let value = echo_value(script, state).or(printed);
                     arg.secret |= self.any_secret(&range);
                     let at = arg.text.as_ref().map_or(0, String::len);
                     append(&mut arg, value.as_deref());
                     arg.split.push(at..arg.text.as_ref().map_or(at, String::len));
-                    // A command substitution drops the trailing newlines of what it prints.
-                    let printed = printed.map(|p| p.trim_end_matches('\n').to_string());
-                    append_static(&mut arg, value.as_deref().or(printed.as_deref()));
+                    append_static(&mut arg, value.as_deref());
                     arg.subs.push(range);
                 }
                 Part::ProcIn(script) | Part::ProcOut(script) => {

@@ -2599,3 +2599,25 @@ const PATTERNS: &[Row] = &[
 fn a_path_written_as_a_pattern_is_protected_when_it_can_name_a_protected_file() {
     check_rows(PATTERNS);
 }
+
+/// Command substitutions whose output is known where they are written.
+const PRINTED: &[Row] = &[
+    ("printf of a plain format prints it", "cat $(printf .env)", Decision::Deny, "path.protected"),
+    ("printf's `%s` prints its argument", "cat $(printf %s .env)", Decision::Deny, "path.protected"),
+    ("a quoted substitution is one word", "cat \"$(printf .env)\"", Decision::Deny, "path.protected"),
+    ("echo without its newline", "cat $(echo -n .env)", Decision::Deny, "path.protected"),
+    ("cat of a here-string prints the string", "cat $(cat <<< .env)", Decision::Deny, "path.protected"),
+    ("a home path printed by printf", "cat $(printf \"%s\" ~/.ssh/id_rsa)", Decision::Deny, "path.protected"),
+    ("a hex escape printed by printf", "cat $(printf '\\x2eenv')", Decision::Deny, "path.protected"),
+    ("an octal escape printed by printf", "cat $(printf '\\056env')", Decision::Deny, "path.protected"),
+    ("a printed value kept in a variable", "x=$(printf .env); cat $x", Decision::Deny, "path.protected"),
+    ("backquotes print alike", "cat `printf .env`", Decision::Deny, "path.protected"),
+    ("a printed program name is the program", "$(printf rm) -rf /", Decision::Deny, "exec.recursive-delete"),
+    ("a printed ordinary file passes", "cat $(printf '%s\\n' src/main.rs)", Decision::Allow, "tools.allow"),
+    ("a printed commit message passes", "git commit -m \"$(printf 'fix: x')\"", Decision::Allow, "tools.allow"),
+];
+
+#[test]
+fn a_path_printed_by_a_command_substitution_is_judged_as_that_path() {
+    check_rows(PRINTED);
+}
