@@ -1050,12 +1050,17 @@ impl<'c, 'a> Walker<'c, 'a> {
                     continue;
                 }
             }
-            // An unquoted expansion is split into words: `x="rm -rf /"; $x`, `IFS=,; $c`.
-            let arg = self.word(w, state, frame);
-            if super::fields::splits(&arg) {
-                args.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
-            } else {
-                args.push(arg);
+            // `${x:-.env}` with `x` unknown: the word as the default makes it
+            // is one more argument, so that what it may name is judged too.
+            let defaulted = with_defaults(w, state);
+            for w in core::iter::once(w).chain(defaulted.as_ref()) {
+                // An unquoted expansion is split into words: `x="rm -rf /"; $x`, `IFS=,; $c`.
+                let arg = self.word(w, state, frame);
+                if super::fields::splits(&arg) {
+                    args.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
+                } else {
+                    args.push(arg);
+                }
             }
         }
         let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
@@ -2415,6 +2420,65 @@ fn unquoted_text(word: &Word) -> String {
 }
 
 /// Whether a word has text that is not an unquoted expansion.
+/// The word with each `${x:-word}`, `${x-word}`, `${x:=word}`, `${x=word}`,
+/// `${x:+word}` and `${x+word}` whose variable the script does not know, or
+/// knows to be empty, replaced by its `word`: what it expands to when the variable is unset or
+/// empty (or, for `+`, set). `None` when the word holds no such expansion, or
+/// when a default runs a command (`${x:-$(...)}`), which the expansion's own
+/// reading has judged already.
+fn with_defaults(word: &Word, state: &State) -> Option<Word> {
+    if !word.0.iter().any(|p| matches!(p, Part::Param(_) | Part::Double(_))) || runs_commands(&word.0) {
+        return None;
+    }
+    let mut changed = false;
+    let parts = defaulted_parts(&word.0, state, &mut changed)?;
+    (changed && !parts.is_empty()).then_some(Word(parts))
+}
+
+fn defaulted_parts(parts: &[Part], state: &State, changed: &mut bool) -> Option<Vec<Part>> {
+    let mut out = Vec::with_capacity(parts.len());
+    for part in parts {
+        match part {
+            // Unknown, or known to be empty: a known value decides by itself.
+            Part::Param(param) if state.var(&param.name).is_none_or(|(v, _)| v.is_none_or(str::is_empty)) => {
+                match default_of(param) {
+                    Some(default) => {
+                        *changed = true;
+                        out.extend(defaulted_parts(default.as_slice(), state, changed)?);
+                    }
+                    None => out.push(part.clone()),
+                }
+            }
+            Part::Double(inner) => out.push(Part::Double(defaulted_parts(inner, state, changed)?)),
+            _ => out.push(part.clone()),
+        }
+    }
+    Some(out)
+}
+
+/// Whether expanding the parts runs a command (or an arithmetic expression, which may).
+fn runs_commands(parts: &[Part]) -> bool {
+    parts.iter().any(|p| match p {
+        Part::Sub(_) | Part::ProcIn(_) | Part::ProcOut(_) | Part::Arith(_) => true,
+        Part::Double(inner) => runs_commands(inner),
+        Part::Param(param) => runs_commands(&param.rest),
+        Part::Lit { .. } => false,
+    })
+}
+
+/// The word after the operator of `${x:-word}` and its kin, as parts.
+fn default_of(param: &Param) -> Option<Vec<Part>> {
+    let (Part::Lit { text, quoted }, tail) = param.rest.split_first()? else { return None };
+    let operator = text.strip_prefix(':').unwrap_or(text);
+    let word = operator.strip_prefix(['-', '=', '+'])?;
+    let mut parts = Vec::with_capacity(param.rest.len());
+    if !word.is_empty() {
+        parts.push(Part::Lit { text: Text::from(word), quoted: *quoted });
+    }
+    parts.extend(tail.iter().cloned());
+    Some(parts)
+}
+
 fn has_literal(word: &Word) -> bool {
     word.0.iter().any(|p| matches!(p, Part::Lit { .. } | Part::Double(_)))
 }

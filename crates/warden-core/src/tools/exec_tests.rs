@@ -1746,10 +1746,10 @@ const NARROWED_TARGETS: &[Row] = &[
     ("rm -rf of home or a default", "rm -rf ${HOME:=/tmp/x}/*", Decision::Deny, "exec.recursive-delete"),
     ("rm -rf of the word home being set gives", "rm -rf ${HOME:+/tmp/x}", Decision::Allow, "tools.allow"),
     (
-        "rm -rf of a word an unknown variable being set gives",
+        "rm -rf of a word an unknown variable being set gives: `/` whenever it is set",
         "rm -rf ${X:+/}",
-        Decision::Ask,
-        "exec.recursive-delete-dynamic",
+        Decision::Deny,
+        "exec.recursive-delete",
     ),
 ];
 
@@ -2620,4 +2620,30 @@ const PRINTED: &[Row] = &[
 #[test]
 fn a_path_printed_by_a_command_substitution_is_judged_as_that_path() {
     check_rows(PRINTED);
+}
+
+/// Expansions with a default word, of variables the script does not know.
+const DEFAULTS: &[Row] = &[
+    ("the default of an unset variable", "cat ${x:-.env}", Decision::Deny, "path.protected"),
+    ("the default without the colon", "cat ${x-.env}", Decision::Deny, "path.protected"),
+    ("the default assigned", "cat ${x:=.env}", Decision::Deny, "path.protected"),
+    ("the word of a set variable", "cat ${x:+.env}", Decision::Deny, "path.protected"),
+    ("a quoted default", "cat \"${x:-.env}\"", Decision::Deny, "path.protected"),
+    ("a default under home", "cat ${NOPE:-~/.ssh/id_rsa}", Decision::Deny, "path.protected"),
+    ("a default joined to text", "cat ${x:-.e}nv", Decision::Deny, "path.protected"),
+    ("a default of a default", "cat ${x:-${y:-.env}}", Decision::Deny, "path.protected"),
+    ("a positional parameter's default", "cat ${1:-.env}", Decision::Deny, "path.protected"),
+    ("a pattern as the default", "cat ${x:-.e*}", Decision::Deny, "path.protected"),
+    ("a default written to", "cp x ${DEST:-~/.ssh/authorized_keys}", Decision::Deny, "path.protected"),
+    ("a known variable's own value decides", "x=src; cat ${x:-.env}", Decision::Allow, "tools.allow"),
+    ("a variable known to be empty takes the default", "x=; cat ${x:-.env}", Decision::Deny, "path.protected"),
+    ("a variable of an unknown value may be empty", "x=$(date); cat ${x:-.env}", Decision::Deny, "path.protected"),
+    ("home is known", "cat ${HOME:-/etc/shadow}/notes.txt", Decision::Allow, "tools.allow"),
+    ("an ordinary default passes", "cat ${CONFIG:-config.toml}", Decision::Allow, "tools.allow"),
+    ("an error message is no value", "cat ${x:?.env}", Decision::Allow, "tools.allow"),
+];
+
+#[test]
+fn the_default_word_of_an_unknown_variable_is_judged_as_a_value_it_may_have() {
+    check_rows(DEFAULTS);
 }
