@@ -494,6 +494,7 @@ pub(crate) const ANALYSED_BUILTINS: &[&str] = &[
     "mapfile",
     "readarray",
     "find",
+    "printf",
 ];
 
 /// Variables whose value names code run before the program's own: the
@@ -615,6 +616,31 @@ fn assigned_names<'a>(program: &str, argv: &'a [Arg]) -> Vec<&'a str> {
         names.push(if program == "read" { "REPLY" } else { "MAPFILE" });
     }
     names
+}
+
+/// The line `read -r NAME` (or `read NAME`) gives its one name from a known
+/// input: the first line, without the blanks around it, when the field
+/// separators are the default ones; `None` for other options, and for a
+/// backslash `read` without `-r` would take as an escape.
+fn read_line(argv: &[Arg], input: &Input, state: &State) -> Option<String> {
+    let Input::Text(text) = input else { return None };
+    let mut raw = false;
+    for a in argv.iter().skip(1) {
+        match a.known()? {
+            "-r" => raw = true,
+            "--" => break,
+            t if t.starts_with('-') => return None,
+            _ => break,
+        }
+    }
+    if state.var("IFS").and_then(|v| v.0) != Some(super::fields::DEFAULT_IFS) {
+        return None;
+    }
+    let line = text.split('\n').next().unwrap_or_default();
+    if !raw && line.contains('\\') {
+        return None;
+    }
+    Some(line.trim_matches([' ', '\t']).to_string())
 }
 
 impl<'c, 'a> Walker<'c, 'a> {
@@ -1711,8 +1737,24 @@ impl<'c, 'a> Walker<'c, 'a> {
                             .iter()
                             .any(|r| r.target.secret || (r.op.reads() && r.path.as_deref().is_some_and(is_secret)))
                         || inv.stdin_from.iter().any(|r| self.any_secret(r));
-                    for name in assigned_names(program, &argv) {
-                        Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value: None, secret });
+                    let names = assigned_names(program, &argv);
+                    // `read f <<< .env`: one name takes the first line of a known input.
+                    let line = match names.as_slice() {
+                        [_] if program == "read" => read_line(&argv, &input, state),
+                        _ => None,
+                    };
+                    for name in names {
+                        let value = line.clone();
+                        Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret });
+                    }
+                }
+                // `printf -v f .env`: what it would print, kept in `f`.
+                "printf" if argv.get(1).and_then(Arg::known) == Some("-v") => {
+                    if let Some(name) = argv.get(2).and_then(Arg::known).filter(|n| super::is_name(n)) {
+                        let printed: Vec<Arg> = argv.iter().take(1).chain(argv.iter().skip(3)).cloned().collect();
+                        let value = decode::output("printf", &printed, &Input::Nothing);
+                        let secret = argv.iter().skip(3).any(|a| a.secret);
+                        Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret });
                     }
                 }
                 _ => {}

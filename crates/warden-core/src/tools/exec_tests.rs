@@ -2643,6 +2643,23 @@ const DEFAULTS: &[Row] = &[
     ("an error message is no value", "cat ${x:?.env}", Decision::Allow, "tools.allow"),
 ];
 
+/// Variables a builtin fills from text the command holds.
+const FILLED: &[Row] = &[
+    ("read from a here-string", "read f <<< .env; cat \"$f\"", Decision::Deny, "path.protected"),
+    ("read -r from a here-string", "read -r f <<< ' .env '; cat $f", Decision::Deny, "path.protected"),
+    ("read from a pipe's known output", "echo .env | { read f; cat $f; }", Decision::Deny, "path.protected"),
+    ("read from a here-document", "read f <<EOF\n~/.ssh/id_rsa\nEOF\ncat $f", Decision::Deny, "path.protected"),
+    ("printf -v keeps what it prints", "printf -v f .env; cat \"$f\"", Decision::Deny, "path.protected"),
+    ("printf -v with a format", "printf -v f '%s/%s' ~/.ssh id_rsa; cat $f", Decision::Deny, "path.protected"),
+    ("read of an ordinary name passes", "read f <<< src/main.rs; cat $f", Decision::Allow, "tools.allow"),
+    ("printf -v of an ordinary name passes", "printf -v f %s notes.txt; cat $f", Decision::Allow, "tools.allow"),
+];
+
+#[test]
+fn a_variable_filled_by_read_or_printf_from_known_text_holds_that_text() {
+    check_rows(FILLED);
+}
+
 #[test]
 fn the_default_word_of_an_unknown_variable_is_judged_as_a_value_it_may_have() {
     check_rows(DEFAULTS);
