@@ -384,12 +384,15 @@ struct State {
     pwd: Option<Rc<str>>,
     /// Aliases defined earlier in the script, by name, with their text.
     aliases: Rc<BTreeMap<String, String>>,
+    /// A value a variable of an unknown value may have: the default word of
+    /// what it was assigned (`f=${x:-.env}`), judged where `$f` is used.
+    maybe: Rc<BTreeMap<String, String>>,
 }
 
 impl State {
     fn new(context: &Context<'_>, home: &paths::Home) -> State {
         let cwd: Option<Rc<str>> = context.cwd.map(|c| Rc::from(home.normalize(c, None)));
-        State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default() }
+        State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default(), maybe: Rc::default() }
     }
 
     /// A variable's value (`None` when it is only known at run time) and
@@ -644,6 +647,23 @@ fn read_line(argv: &[Arg], input: &Input, state: &State) -> Option<String> {
 }
 
 impl<'c, 'a> Walker<'c, 'a> {
+    /// The word as [`with_defaults`] makes it, and its expansion, each
+    /// variable of [`State::maybe`] it reads taken with that value.
+    fn defaulted(&mut self, word: &Word, state: &mut State, frame: &Frame) -> Option<(Word, Arg)> {
+        let (alt, maybe) = with_defaults(word, state)?;
+        if maybe.is_empty() {
+            let arg = self.word(&alt, state, frame);
+            return Some((alt, arg));
+        }
+        let mut taken = state.clone();
+        for name in maybe {
+            let value = state.maybe.get(&name).cloned();
+            Rc::make_mut(&mut taken.vars).insert(name, Var { value, secret: false });
+        }
+        let arg = self.word(&alt, &mut taken, frame);
+        Some((alt, arg))
+    }
+
     fn stop(&mut self, detail: &str) {
         if !self.stopped {
             self.stopped = true;
@@ -1028,7 +1048,15 @@ impl<'c, 'a> Walker<'c, 'a> {
                         stdin_from.extend(target.subs.iter().cloned());
                         stdin_from.extend(target.procs.iter().cloned());
                     }
+                    let unknown = file && path.is_none();
                     out.push(Redir { fd: r.fd, op, target, path });
+                    // `< ${x:-.env}`: the file the default word names is redirected too.
+                    if let Some((_, target)) = unknown.then(|| self.defaulted(w, state, frame)).flatten() {
+                        let path = target.path().map(|t| self.normalize(&t, state));
+                        if path.is_some() {
+                            out.push(Redir { fd: r.fd, op, target, path });
+                        }
+                    }
                 }
                 RedirectTarget::HereDoc(doc) => {
                     let body = self.parts(&doc.body, state, frame);
@@ -1044,9 +1072,18 @@ impl<'c, 'a> Walker<'c, 'a> {
     fn simple(&mut self, simple: &Rc<Simple>, state: &mut State, frame: &Frame) -> Option<String> {
         self.segment = Segment::of(simple);
         let mut assigns = Vec::with_capacity(simple.assigns.len());
+        let mut maybe = Vec::new();
         for a in &simple.assigns {
             let value = match &a.value {
-                AssignValue::Scalar(w) => self.word(w, state, frame),
+                AssignValue::Scalar(w) => {
+                    let value = self.word(w, state, frame);
+                    if value.text.is_none()
+                        && let Some(text) = self.defaulted(w, state, frame).and_then(|(_, arg)| arg.text)
+                    {
+                        maybe.push((a.name.clone(), String::from(&*text)));
+                    }
+                    value
+                }
                 AssignValue::Array(ws) => {
                     let values: Vec<Arg> = ws.iter().map(|w| self.word(w, state, frame)).collect();
                     Arg { text: None, secret: values.iter().any(|v| v.secret), ..Arg::default() }
@@ -1078,10 +1115,10 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             // `${x:-.env}` with `x` unknown: the word as the default makes it
             // is one more argument, so that what it may name is judged too.
-            let defaulted = with_defaults(w, state);
-            for w in core::iter::once(w).chain(defaulted.as_ref()) {
+            let defaulted = self.defaulted(w, state, frame);
+            let arg = self.word(w, state, frame);
+            for (w, arg) in core::iter::once((w, arg)).chain(defaulted.iter().map(|(d, arg)| (d, arg.clone()))) {
                 // An unquoted expansion is split into words: `x="rm -rf /"; $x`, `IFS=,; $c`.
-                let arg = self.word(w, state, frame);
                 if super::fields::splits(&arg) {
                     args.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
                 } else {
@@ -1109,6 +1146,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                     (true, _, _) => None,
                 };
                 Rc::make_mut(&mut state.vars).insert(name, Var { value: text, secret: value.secret });
+            }
+            for (name, text) in maybe {
+                Rc::make_mut(&mut state.maybe).insert(name, text);
             }
             // `$(< file)` prints the file's contents (bash), only known at run time.
             let prints_file = redirs.iter().any(|r| r.op.reads() && r.fd.is_none_or(|fd| fd == 0));
@@ -2464,34 +2504,43 @@ fn unquoted_text(word: &Word) -> String {
 /// Whether a word has text that is not an unquoted expansion.
 /// The word with each `${x:-word}`, `${x-word}`, `${x:=word}`, `${x=word}`,
 /// `${x:+word}` and `${x+word}` whose variable the script does not know, or
-/// knows to be empty, replaced by its `word`: what it expands to when the variable is unset or
+/// knows to be empty, replaced by its `word` (and each `$f` assigned such an
+/// expansion by the value it may have, [`State::maybe`]): what it expands to when the variable is unset or
 /// empty (or, for `+`, set). `None` when the word holds no such expansion, or
 /// when a default runs a command (`${x:-$(...)}`), which the expansion's own
 /// reading has judged already.
-fn with_defaults(word: &Word, state: &State) -> Option<Word> {
+fn with_defaults(word: &Word, state: &State) -> Option<(Word, Vec<String>)> {
     if !word.0.iter().any(|p| matches!(p, Part::Param(_) | Part::Double(_))) || runs_commands(&word.0) {
         return None;
     }
-    let mut changed = false;
-    let parts = defaulted_parts(&word.0, state, &mut changed)?;
-    (changed && !parts.is_empty()).then_some(Word(parts))
+    let (mut changed, mut maybe) = (false, Vec::new());
+    let parts = defaulted_parts(&word.0, state, &mut changed, &mut maybe)?;
+    (changed && !parts.is_empty()).then_some((Word(parts), maybe))
 }
 
-fn defaulted_parts(parts: &[Part], state: &State, changed: &mut bool) -> Option<Vec<Part>> {
+/// [`with_defaults`] over parts; the variables read with the value they may
+/// have are added to `maybe` (and left in the parts, as `$f`).
+fn defaulted_parts(parts: &[Part], state: &State, changed: &mut bool, maybe: &mut Vec<String>) -> Option<Vec<Part>> {
     let mut out = Vec::with_capacity(parts.len());
     for part in parts {
         match part {
             // Unknown, or known to be empty: a known value decides by itself.
             Part::Param(param) if state.var(&param.name).is_none_or(|(v, _)| v.is_none_or(str::is_empty)) => {
+                if param.rest.is_empty() && state.maybe.contains_key(&param.name) {
+                    *changed = true;
+                    maybe.push(param.name.clone());
+                    out.push(part.clone());
+                    continue;
+                }
                 match default_of(param) {
                     Some(default) => {
                         *changed = true;
-                        out.extend(defaulted_parts(default.as_slice(), state, changed)?);
+                        out.extend(defaulted_parts(default.as_slice(), state, changed, maybe)?);
                     }
                     None => out.push(part.clone()),
                 }
             }
-            Part::Double(inner) => out.push(Part::Double(defaulted_parts(inner, state, changed)?)),
+            Part::Double(inner) => out.push(Part::Double(defaulted_parts(inner, state, changed, maybe)?)),
             _ => out.push(part.clone()),
         }
     }

@@ -2641,6 +2641,17 @@ const DEFAULTS: &[Row] = &[
     ("home is known", "cat ${HOME:-/etc/shadow}/notes.txt", Decision::Allow, "tools.allow"),
     ("an ordinary default passes", "cat ${CONFIG:-config.toml}", Decision::Allow, "tools.allow"),
     ("an error message is no value", "cat ${x:?.env}", Decision::Allow, "tools.allow"),
+    ("a default redirected from", "cat < ${x:-.env}", Decision::Deny, "path.protected"),
+    ("a default redirected to", "echo x >> ${x:-~/.ssh/authorized_keys}", Decision::Deny, "path.protected"),
+    ("a default kept in a variable", "f=${x:-.env}; cat $f", Decision::Deny, "path.protected"),
+    (
+        "a default kept in a variable, quoted",
+        "f=\"${x:-$HOME/.ssh/id_rsa}\"; cat \"$f\"",
+        Decision::Deny,
+        "path.protected",
+    ),
+    ("a variable given a known value again", "f=${x:-.env}; f=src/a.rs; cat $f", Decision::Allow, "tools.allow"),
+    ("an ordinary default kept in a variable", "f=${x:-notes.txt}; cat $f", Decision::Allow, "tools.allow"),
 ];
 
 /// Variables a builtin fills from text the command holds.
