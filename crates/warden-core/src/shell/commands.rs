@@ -386,13 +386,13 @@ struct State {
     aliases: Rc<BTreeMap<String, String>>,
     /// A value a variable of an unknown value may have: the default word of
     /// what it was assigned (`f=${x:-.env}`), judged where `$f` is used.
-    maybe: Rc<BTreeMap<String, String>>,
+    maybe: Option<Rc<BTreeMap<String, String>>>,
 }
 
 impl State {
     fn new(context: &Context<'_>, home: &paths::Home) -> State {
         let cwd: Option<Rc<str>> = context.cwd.map(|c| Rc::from(home.normalize(c, None)));
-        State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default(), maybe: Rc::default() }
+        State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default(), maybe: None }
     }
 
     /// A variable's value (`None` when it is only known at run time) and
@@ -657,7 +657,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         let mut taken = state.clone();
         for name in maybe {
-            let value = state.maybe.get(&name).cloned();
+            let value = state.maybe.as_ref().and_then(|m| m.get(&name)).cloned();
             Rc::make_mut(&mut taken.vars).insert(name, Var { value, secret: false });
         }
         let arg = self.word(&alt, &mut taken, frame);
@@ -1115,15 +1115,12 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             // `${x:-.env}` with `x` unknown: the word as the default makes it
             // is one more argument, so that what it may name is judged too.
-            let defaulted = self.defaulted(w, state, frame);
+            // (Plain text, the commonest word, has none.)
+            let defaulted = if expands(w) { self.defaulted(w, state, frame) } else { None };
             let arg = self.word(w, state, frame);
-            for (w, arg) in core::iter::once((w, arg)).chain(defaulted.iter().map(|(d, arg)| (d, arg.clone()))) {
-                // An unquoted expansion is split into words: `x="rm -rf /"; $x`, `IFS=,; $c`.
-                if super::fields::splits(&arg) {
-                    args.extend(super::fields::fields(arg, ifs.as_deref(), has_literal(w)));
-                } else {
-                    args.push(arg);
-                }
+            push_fields(&mut args, arg, ifs.as_deref(), w);
+            if let Some((d, arg)) = defaulted {
+                push_fields(&mut args, arg, ifs.as_deref(), &d);
             }
         }
         let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
@@ -1148,7 +1145,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 Rc::make_mut(&mut state.vars).insert(name, Var { value: text, secret: value.secret });
             }
             for (name, text) in maybe {
-                Rc::make_mut(&mut state.maybe).insert(name, text);
+                Rc::make_mut(state.maybe.get_or_insert_default()).insert(name, text);
             }
             // `$(< file)` prints the file's contents (bash), only known at run time.
             let prints_file = redirs.iter().any(|r| r.op.reads() && r.fd.is_none_or(|fd| fd == 0));
@@ -2510,7 +2507,7 @@ fn unquoted_text(word: &Word) -> String {
 /// when a default runs a command (`${x:-$(...)}`), which the expansion's own
 /// reading has judged already.
 fn with_defaults(word: &Word, state: &State) -> Option<(Word, Vec<String>)> {
-    if !word.0.iter().any(|p| matches!(p, Part::Param(_) | Part::Double(_))) || runs_commands(&word.0) {
+    if !expands(word) || runs_commands(&word.0) {
         return None;
     }
     let (mut changed, mut maybe) = (false, Vec::new());
@@ -2526,7 +2523,7 @@ fn defaulted_parts(parts: &[Part], state: &State, changed: &mut bool, maybe: &mu
         match part {
             // Unknown, or known to be empty: a known value decides by itself.
             Part::Param(param) if state.var(&param.name).is_none_or(|(v, _)| v.is_none_or(str::is_empty)) => {
-                if param.rest.is_empty() && state.maybe.contains_key(&param.name) {
+                if param.rest.is_empty() && state.maybe.as_ref().is_some_and(|m| m.contains_key(&param.name)) {
                     *changed = true;
                     maybe.push(param.name.clone());
                     out.push(part.clone());
@@ -2545,6 +2542,21 @@ fn defaulted_parts(parts: &[Part], state: &State, changed: &mut bool, maybe: &mu
         }
     }
     Some(out)
+}
+
+/// An argument as the words it makes: an unquoted expansion is split into
+/// words (`x="rm -rf /"; $x`, `IFS=,; $c`).
+fn push_fields(args: &mut Vec<Arg>, arg: Arg, ifs: Option<&str>, word: &Word) {
+    if super::fields::splits(&arg) {
+        args.extend(super::fields::fields(arg, ifs, has_literal(word)));
+    } else {
+        args.push(arg);
+    }
+}
+
+/// Whether the word holds a parameter expansion, perhaps in double quotes.
+fn expands(word: &Word) -> bool {
+    word.0.iter().any(|p| matches!(p, Part::Param(_) | Part::Double(_)))
 }
 
 /// Whether expanding the parts runs a command (or an arithmetic expression, which may).
