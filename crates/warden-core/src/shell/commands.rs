@@ -385,7 +385,9 @@ struct State {
     /// Aliases defined earlier in the script, by name, with their text.
     aliases: Rc<BTreeMap<String, String>>,
     /// A value a variable of an unknown value may have: the default word of
-    /// what it was assigned (`f=${x:-.env}`), judged where `$f` is used.
+    /// what it was assigned (`f=${x:-.env}`), judged where `$f` is used. Kept
+    /// when the variable is assigned again: a known value then decides alone,
+    /// and an unknown one may still be it (the stricter reading).
     maybe: Option<Rc<BTreeMap<String, String>>>,
 }
 
@@ -2498,12 +2500,11 @@ fn unquoted_text(word: &Word) -> String {
         .collect()
 }
 
-/// Whether a word has text that is not an unquoted expansion.
 /// The word with each `${x:-word}`, `${x-word}`, `${x:=word}`, `${x=word}`,
 /// `${x:+word}` and `${x+word}` whose variable the script does not know, or
 /// knows to be empty, replaced by its `word` (and each `$f` assigned such an
-/// expansion by the value it may have, [`State::maybe`]): what it expands to when the variable is unset or
-/// empty (or, for `+`, set). `None` when the word holds no such expansion, or
+/// expansion by the value it may have, [`State::maybe`]): what it expands to
+/// when the variable is unset or empty (or, for `+`, set). `None` when the word holds no such expansion, or
 /// when a default runs a command (`${x:-$(...)}`), which the expansion's own
 /// reading has judged already.
 fn with_defaults(word: &Word, state: &State) -> Option<(Word, Vec<String>)> {
@@ -2582,6 +2583,7 @@ fn default_of(param: &Param) -> Option<Vec<Part>> {
     Some(parts)
 }
 
+/// Whether a word has text that is not an unquoted expansion.
 fn has_literal(word: &Word) -> bool {
     word.0.iter().any(|p| matches!(p, Part::Lit { .. } | Part::Double(_)))
 }
