@@ -61,7 +61,7 @@ pub(crate) fn equal_to(word: u64, byte: u8) -> u64 {
 
 /// Where the first `byte` of `bytes` is. (A zero `byte` also meets the
 /// last word's padding, past the end: such a hit is no hit.)
-#[inline]
+#[inline(always)]
 pub(crate) fn find(bytes: &[u8], byte: u8) -> Option<usize> {
     let mut at = 0;
     while let Some(eight) = bytes.get(at..at + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()) {
@@ -81,6 +81,7 @@ pub(crate) fn find(bytes: &[u8], byte: u8) -> Option<usize> {
 }
 
 /// Whether `bytes` holds `byte`.
+#[inline(always)]
 pub(crate) fn contains(bytes: &[u8], byte: u8) -> bool {
     find(bytes, byte).is_some()
 }

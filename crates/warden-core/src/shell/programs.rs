@@ -73,27 +73,46 @@ pub fn in_first_bytes(set: u128, b: u32) -> bool {
     }
 }
 
-/// A table of names with the set of the ASCII bytes its rows start with: a
-/// name that starts with another byte is answered with one test, not a
-/// scan of the rows (the tables the exec gate asks of every program).
+/// A table of names with a filter of its rows: each row sets one bit of 256,
+/// picked by its length and its first and last bytes, so a name whose bit
+/// is clear is answered with one test, not a scan of the rows (the tables
+/// the exec gate asks of every program; a program's name rarely shares its
+/// length and both end bytes with a row it is not).
 #[derive(Debug, Clone, Copy)]
 pub struct Names {
     rows: &'static [&'static str],
-    firsts: u128,
+    bits: [u64; 4],
+}
+
+/// The bit of a [`Names`] filter that `name` picks.
+const fn filter_bit(name: &[u8]) -> usize {
+    let (first, last) = match name {
+        [] => (0, 0),
+        [first, .., last] => (*first, *last),
+        [only] => (*only, *only),
+    };
+    // The three, side by side, times a golden-ratio constant: the top byte mixes them all.
+    let key = first as u32 | (last as u32) << 8 | (name.len() as u32) << 16;
+    (key.wrapping_mul(0x9e37_79b1) >> 24) as usize
 }
 
 impl Names {
     pub const fn new(rows: &'static [&'static str]) -> Names {
-        Names { rows, firsts: first_bytes(rows) }
+        let mut bits = [0u64; 4];
+        let mut i = 0;
+        while i < rows.len() {
+            let bit = filter_bit(rows[i].as_bytes());
+            bits[bit / 64] |= 1 << (bit % 64);
+            i += 1;
+        }
+        Names { rows, bits }
     }
 
     /// Whether a row is `name`: what [`listed`] answers of the rows.
+    #[inline(always)]
     pub fn has(&self, name: &str) -> bool {
-        match name.as_bytes().first() {
-            // No row starts with this ASCII byte (rows starting otherwise are still scanned).
-            Some(&b) if b < 128 && !in_first_bytes(self.firsts, u32::from(b)) => false,
-            _ => listed(self.rows, name),
-        }
+        let bit = filter_bit(name.as_bytes());
+        self.bits.get(bit / 64).is_some_and(|word| word >> (bit % 64) & 1 != 0) && listed(self.rows, name)
     }
 
     /// The rows, in order.
@@ -255,13 +274,24 @@ mod tests {
         let table = Names::new(rows);
         let mut asked = names();
         asked.extend(
-            ["curl", "wget", "", "écho", "é", "nc", "n", "ncx", "Zed", "zed", "a-b", "a", "c", "\u{7f}x"]
-                .map(String::from),
+            // `carl` and `wgot` share a row's filter bit (length and end bytes) and are still not rows.
+            [
+                "curl", "wget", "", "écho", "é", "nc", "n", "ncx", "Zed", "zed", "a-b", "a", "c", "\u{7f}x", "carl",
+                "wgot",
+            ]
+            .map(String::from),
         );
         for name in asked {
             assert_eq!(table.has(&name), rows.contains(&name.as_str()), "`{name}`");
         }
         assert!(!Names::new(&[]).has("") && !Names::new(&[]).has("x"));
+        assert_eq!(filter_bit(b"carl"), filter_bit(b"curl"));
+        for table in [commands::SHELLS, commands::DOWNLOADERS, secrets::DUMPS, commands::ANALYSED_BUILTINS] {
+            let names = Names::new(table);
+            for name in table.iter().copied().chain(["x", "", "ab", "sh2", "bash "]) {
+                assert_eq!(names.has(name), table.contains(&name), "`{name}`");
+            }
+        }
         assert_eq!(table.rows(), rows);
     }
 
