@@ -47,11 +47,15 @@ pub fn data_words(program: &str, argv: &[Arg]) -> Vec<usize> {
 /// The value of the option at `i`, attached (`--exclude=x`, `-ex`) or the next word: its index when it is the next word.
 fn value_at(argv: &[Arg], i: usize, options: &[&str]) -> Option<Option<usize>> {
     let t = argv.get(i)?.known()?;
-    if options.contains(&t) {
+    // An option is compared only when its first byte is the word's (most words are paths, no option).
+    if super::programs::listed(options, t) {
         return Some(Some(i + 1));
     }
+    let first = t.as_bytes().first();
     let attached = options.iter().any(|o| {
-        t.strip_prefix(o).is_some_and(|rest| if o.starts_with("--") { rest.starts_with('=') } else { !rest.is_empty() })
+        (o.is_empty() || o.as_bytes().first() == first)
+            && t.strip_prefix(o)
+                .is_some_and(|rest| if o.starts_with("--") { rest.starts_with('=') } else { !rest.is_empty() })
     });
     attached.then_some(None)
 }
@@ -249,4 +253,28 @@ fn rg_glob_cluster(word: &str) -> Option<&str> {
     let cluster = word.strip_prefix('-').filter(|c| !c.starts_with('-'))?;
     let rest = cluster.trim_start_matches(['u', 'i', '.', 'L', 'n', 'S']);
     (rest.starts_with('g') && cluster.len() > 1).then(|| rest.get(1..).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_option_value_is_found_where_comparing_every_option_finds_it() {
+        let tables: [&[&str]; 3] = [&["-e", "--exclude", "-g", "--glob"], &["", "-x"], &[]];
+        let words =
+            ["-e", "-ex", "--exclude", "--exclude=a", "--excludes", "-g*.rs", "src/main.rs", "", "-", "--", "e"];
+        for options in tables {
+            for word in words {
+                let argv = [Arg::fixed("grep"), Arg::fixed(word), Arg::fixed("next")];
+                let attached = |o: &&str| {
+                    word.strip_prefix(*o)
+                        .is_some_and(|rest| if o.starts_with("--") { rest.starts_with('=') } else { !rest.is_empty() })
+                };
+                let expected =
+                    if options.contains(&word) { Some(Some(2)) } else { options.iter().any(attached).then_some(None) };
+                assert_eq!(value_at(&argv, 1, options), expected, "{word:?} among {options:?}");
+            }
+        }
+    }
 }

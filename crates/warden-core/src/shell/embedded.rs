@@ -140,6 +140,12 @@ fn value_of<'a>(argv: &'a [Arg], i: usize, option: &str) -> Option<(Option<&'a s
     let text = a.known();
     // `option=value`, matched without building the prefix.
     let after_eq = |t: &'a str| t.strip_prefix(option).and_then(|r| r.strip_prefix('='));
+    // A word that starts with another byte is neither (most words are not options).
+    if let (Some(t), Some(first)) = (text, option.as_bytes().first())
+        && t.as_bytes().first() != Some(first)
+    {
+        return None;
+    }
     if let Some(t) = text {
         if t == option {
             let next = argv.get(i + 1)?;
@@ -513,4 +519,30 @@ fn editor_shell(command: &str) -> Option<&str> {
     let quote = inner.chars().next().filter(|q| matches!(q, '"' | '\''))?;
     let body = inner.get(1..)?;
     body.find(quote).and_then(|k| body.get(..k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_option_value_is_read_where_comparing_the_whole_option_reads_it() {
+        let words = ["-c", "-c=x", "-cx", "--config", "--config=a=b", "x", "", "src/-c", "-"];
+        for option in ["-c", "--config", ""] {
+            for word in words {
+                let argv = [Arg::fixed("git"), Arg::fixed(word), Arg::fixed("next")];
+                let expected = if word == option {
+                    Some((Some("next"), true))
+                } else {
+                    word.strip_prefix(option).and_then(|r| r.strip_prefix('=')).map(|v| (Some(v), false))
+                };
+                assert_eq!(value_of(&argv, 1, option), expected, "{word:?} for {option:?}");
+            }
+            // A word known only in part is read by its known prefix.
+            let mut partial = Arg::unknown("$x");
+            partial.partial = format!("{option}=").into();
+            let argv = [Arg::fixed("git"), partial];
+            assert_eq!(value_of(&argv, 1, option), Some((None, false)), "prefix {option:?}=");
+        }
+    }
 }
