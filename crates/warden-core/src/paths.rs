@@ -285,7 +285,11 @@ fn under_home<'p>(normalized: Cow<'p, str>, home_normalized: Option<&str>) -> Co
             if normalized == h {
                 Cow::Borrowed("~")
             } else if let Some(rest) = normalized.strip_prefix(h).and_then(|r| r.strip_prefix('/')) {
-                Cow::Owned(format!("~/{rest}"))
+                // Two copies, not the formatting machinery: every path under home comes here.
+                let mut aliased = String::with_capacity(rest.len() + 2);
+                aliased.push_str("~/");
+                aliased.push_str(rest);
+                Cow::Owned(aliased)
             } else {
                 normalized
             }
