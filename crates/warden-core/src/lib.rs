@@ -35,6 +35,7 @@ pub mod host;
 pub mod idempotency;
 pub mod mcp_review;
 pub mod model;
+pub mod name_table;
 pub mod outbound;
 pub mod paths;
 pub mod pin;

@@ -5,10 +5,11 @@
 //! Each answer lives in its own table ([`super::wrappers::WRAPPERS`],
 //! [`super::commands::SHELLS`], ...); scanning them one by one cost a string
 //! comparison per row per invocation. [`Class::of`] answers all of them with
-//! one hash look-up in a map built, on first use, from those same tables,
+//! one probe of a [`NameTable`] built, on first use, from those same tables,
 //! so a table stays the one statement of what it holds.
 
 use super::{commands, metadata, secrets, wrappers};
+use crate::name_table::NameTable;
 use hashbrown::HashMap;
 use once_cell::race::OnceBox;
 
@@ -43,7 +44,7 @@ pub enum Table {
     Builtin = 128,
 }
 
-static CLASSES: OnceBox<HashMap<&'static str, Class>> = OnceBox::new();
+static CLASSES: OnceBox<NameTable<&'static str, Class>> = OnceBox::new();
 
 /// The set of the ASCII bytes `words` start with, a bit each (a word
 /// starting with another byte, or empty, adds nothing).
@@ -154,7 +155,7 @@ impl Class {
     }
 }
 
-fn build() -> HashMap<&'static str, Class> {
+fn build() -> NameTable<&'static str, Class> {
     let mut map: HashMap<&'static str, Class> = HashMap::new();
     for (i, row) in wrappers::WRAPPERS.iter().enumerate() {
         let class = map.entry(row.name).or_default();
@@ -184,7 +185,7 @@ fn build() -> HashMap<&'static str, Class> {
         let (Ok(at), Ok(next)) = (u16::try_from(i), u16::try_from(i + 1)) else { continue };
         class.secret_rows = if class.secret_rows.1 == 0 { (at, next) } else { (class.secret_rows.0, next) };
     }
-    map
+    NameTable::new(map)
 }
 
 #[cfg(test)]

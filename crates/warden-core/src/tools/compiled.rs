@@ -1,8 +1,9 @@
 //! What the judge derives from the `tools` section, computed once when the
 //! section is read instead of on every call: the built-in taxonomy and input
-//! schemas, the protected and writable path globs, indexed, and the home
-//! directory, normalized.
+//! schemas, indexed by tool name, the protected and writable path globs,
+//! indexed, and the home directory, normalized.
 
+use super::name_index::NameIndex;
 use super::protected::{ProtectedPath, ProtectedSet};
 use super::taxonomy::{self, ToolEntry};
 use super::validate::{self, InputSchema};
@@ -15,8 +16,12 @@ use crate::prelude::*;
 pub struct Compiled {
     /// The built-in taxonomy ([`taxonomy::builtin`]).
     pub taxonomy: Vec<ToolEntry>,
+    /// Where each tool of [`Self::taxonomy`] first appears.
+    pub taxonomy_index: NameIndex,
     /// The built-in input schemas ([`validate::builtin`]).
     pub inputs: Vec<InputSchema>,
+    /// Where each tool of [`Self::inputs`] first appears.
+    pub inputs_index: NameIndex,
     /// `protectedPaths`, indexed.
     pub protected: ProtectedSet,
     /// `writablePaths`, indexed.
@@ -27,9 +32,13 @@ pub struct Compiled {
 
 impl Compiled {
     pub fn new(protected: &[ProtectedPath], writable: &[Glob], home: Option<&str>) -> Compiled {
+        let taxonomy = taxonomy::builtin();
+        let inputs = validate::builtin();
         Compiled {
-            taxonomy: taxonomy::builtin(),
-            inputs: validate::builtin(),
+            taxonomy_index: NameIndex::new(taxonomy.iter().map(|e| e.tool.as_str())),
+            taxonomy,
+            inputs_index: NameIndex::new(inputs.iter().map(|s| s.tool.as_str())),
+            inputs,
             protected: ProtectedSet::new(protected),
             writable: GlobSet::new(writable.to_vec()),
             home: Home::new(home),
@@ -58,5 +67,48 @@ mod tests {
             defaults.compiled,
             Compiled::new(&defaults.protected_paths, &defaults.writable_paths, defaults.home.as_deref())
         );
+    }
+
+    #[test]
+    fn a_tool_is_classified_and_its_schema_found_as_scanning_every_entry_would() {
+        let sections = [
+            r#"{}"#,
+            r#"{"tools": {"builtinTaxonomy": false, "builtinInputs": false}}"#,
+            r#"{"tools": {"taxonomy": [{"tool": "Bash", "kind": "other"}, {"tool": "mcp__*__read_file", "kind": "read"},
+                {"tool": "*", "kind": "fetch"}],
+                "inputs": [{"tool": "Read", "fields": [{"name": "path", "type": "string"}]}]}}"#,
+            r#"{"tools": {"taxonomy": [{"tool": "mcp__*", "kind": "message"}], "builtinInputs": false}}"#,
+        ];
+        for text in sections {
+            let config = crate::config::Config::parse(text).expect("valid");
+            let tools = &config.tools;
+            let builtin_entries: &[ToolEntry] = if tools.builtin_taxonomy { &tools.compiled.taxonomy } else { &[] };
+            let builtin_inputs: &[InputSchema] = if tools.builtin_inputs { &tools.compiled.inputs } else { &[] };
+            let mut names: Vec<String> =
+                ["", "bash", "BASH", "mcp__fs__read_file", "mcp__", "mcp", "unknown_tool", "é"]
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect();
+            for name in
+                tools.compiled.taxonomy.iter().map(|e| &e.tool).chain(tools.compiled.inputs.iter().map(|s| &s.tool))
+            {
+                names.extend([name.clone(), name.to_lowercase(), format!("{name}x"), format!("mcp__{name}")]);
+                names.push(name.get(1..).unwrap_or_default().to_string());
+            }
+            for name in &names {
+                let scanned = taxonomy::classify(&tools.taxonomy, builtin_entries, name);
+                assert_eq!(
+                    tools.classify(name).map(|e| e as *const ToolEntry),
+                    scanned.map(|e| e as *const _),
+                    "{text}: {name}"
+                );
+                let scanned = tools.inputs.iter().chain(builtin_inputs).find(|s| s.tool == *name);
+                assert_eq!(
+                    tools.schema(name).map(|s| s as *const InputSchema),
+                    scanned.map(|s| s as *const _),
+                    "{text}: {name}"
+                );
+            }
+        }
     }
 }

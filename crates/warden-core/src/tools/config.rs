@@ -429,15 +429,29 @@ impl ToolsConfig {
     }
 
     /// The taxonomy entry of a tool.
+    /// What [`taxonomy::classify`] finds in the configured entries and the
+    /// built-in ones, the built-in ones looked up by their index.
     pub fn classify(&self, name: &str) -> Option<&ToolEntry> {
-        let builtin: &[ToolEntry] = if self.builtin_taxonomy { &self.compiled.taxonomy } else { &[] };
-        taxonomy::classify(&self.taxonomy, builtin, name)
+        if let Some(entry) = taxonomy::classify(&self.taxonomy, &[], name) {
+            return Some(entry);
+        }
+        if !self.builtin_taxonomy {
+            return None;
+        }
+        let (builtin, index) = (&self.compiled.taxonomy, &self.compiled.taxonomy_index);
+        index.exact(name).and_then(|i| builtin.get(i)).or_else(|| {
+            index.globs().iter().filter_map(|&i| builtin.get(i)).find(|e| taxonomy::name_matches(&e.tool, name))
+        })
     }
 
     /// The input schema of a tool: the configured one, else the built-in one.
     pub fn schema(&self, name: &str) -> Option<&InputSchema> {
-        let builtin: &[InputSchema] = if self.builtin_inputs { &self.compiled.inputs } else { &[] };
-        self.inputs.iter().find(|s| s.tool == name).or_else(|| builtin.iter().find(|s| s.tool == name))
+        self.inputs.iter().find(|s| s.tool == name).or_else(|| {
+            let compiled = &self.compiled;
+            self.builtin_inputs
+                .then(|| compiled.inputs_index.exact(name).and_then(|i| compiled.inputs.get(i)))
+                .flatten()
+        })
     }
 }
 

@@ -75,6 +75,7 @@ mod infrastructure_tests;
 #[cfg(test)]
 mod lazy_analysis_tests;
 pub mod memory;
+pub mod name_index;
 pub mod path_guard;
 pub mod payment;
 #[cfg(test)]
