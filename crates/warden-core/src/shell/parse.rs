@@ -10,7 +10,7 @@
 //! costs time linear in its length times the depth bound.
 
 use super::ast::*;
-use super::programs::{first_bytes, in_first_bytes};
+use super::programs::{Names, first_bytes, in_first_bytes};
 use super::text::Text;
 use super::{ErrorKind, MAX_DEPTH, ParseError};
 use crate::prelude::*;
@@ -170,6 +170,10 @@ const COMPOUND_OPENERS: &[&str] = &["{", "if", "while", "until", "for", "case"];
 
 /// The first characters of [`COMMAND_WORDS`]: a word that starts with no other is not one.
 const COMMAND_FIRSTS: u128 = first_bytes(COMMAND_WORDS);
+
+/// [`COMMAND_WORDS`] with their filter: a word whose length and end bytes
+/// pick a bit no reserved word sets is not one.
+const COMMAND_NAMES: Names = Names::new(COMMAND_WORDS);
 
 /// Whether `c` is in a set made by [`first_bytes`].
 #[inline]
@@ -451,11 +455,12 @@ impl<'a> Parser<'a> {
         if !candidates.iter().any(|k| k.as_bytes().first().is_some_and(|&b| char::from(b) == first)) {
             return None;
         }
-        self.keyword_at(candidates, first)
+        self.keyword_at(candidates, first, None)
     }
 
-    /// [`Self::peek_keyword`], with the candidates' first characters known ([`first_bytes`]).
-    fn peek_keyword_in<'w>(&self, candidates: &[&'w str], firsts: u128) -> Option<&'w str> {
+    /// [`Self::peek_keyword`], with the candidates' first characters known
+    /// ([`first_bytes`]) and their filter ([`Names`]).
+    fn peek_keyword_in(&self, candidates: &Names, firsts: u128) -> Option<&'static str> {
         // The bare run up to the next metacharacter, read once and only as
         // far as the longest candidate: no candidate holds a metacharacter.
         let first = self.peek()?;
@@ -463,12 +468,14 @@ impl<'a> Parser<'a> {
         if !starts_one(firsts, first) {
             return None;
         }
-        self.keyword_at(candidates, first)
+        self.keyword_at(candidates.rows(), first, Some(candidates))
     }
 
     /// Which of `candidates` the bare word starting with `first` at the
-    /// current position is, if any.
-    fn keyword_at<'w>(&self, candidates: &[&'w str], first: char) -> Option<&'w str> {
+    /// current position is, if any. With `filter` (the candidates' own), a
+    /// run whose length and end characters pick a bit no candidate sets is
+    /// none of them, with no candidate compared.
+    fn keyword_at<'w>(&self, candidates: &[&'w str], first: char, filter: Option<&Names>) -> Option<&'w str> {
         let starts = |k: &str| k.as_bytes().first().is_some_and(|&b| char::from(b) == first);
         // The run is read no further than the grammar's longest keyword; the
         // candidates' own longest is worked out only for a longer run, which
@@ -492,6 +499,15 @@ impl<'a> Parser<'a> {
             return None;
         }
         let len = end - self.pos;
+        if let Some(names) = filter {
+            // A candidate is ASCII: the run spells one only if its end
+            // characters are bytes, and then they are that candidate's.
+            let last = self.chars.get(end - 1)?;
+            let (Ok(first), Ok(last)) = (u8::try_from(first), u8::try_from(last)) else { return None };
+            if !names.may_hold(first, last, len) {
+                return None;
+            }
+        }
         candidates.iter().copied().find(|k| k.len() == len && starts(k) && self.chars.spells(self.pos, end, k))
     }
 
@@ -618,7 +634,7 @@ impl<'a> Parser<'a> {
             let redirects = self.redirects()?;
             return Ok(Command::Subshell(body, redirects));
         }
-        match self.peek_keyword_in(COMMAND_WORDS, COMMAND_FIRSTS) {
+        match self.peek_keyword_in(&COMMAND_NAMES, COMMAND_FIRSTS) {
             Some("{") => {
                 self.pos += 1;
                 let body = self.body(&["}"])?;
@@ -1630,6 +1646,50 @@ mod tests {
         ];
         for (text, start, mode, end) in cases {
             assert_eq!(Chars::new(text).plain_run(*start, *mode), *end, "`{text}` from {start}");
+        }
+    }
+
+    #[test]
+    fn a_reserved_word_is_recognised_where_comparing_every_one_recognises_it() {
+        let mut words: Vec<String> = COMMAND_WORDS.iter().map(|w| w.to_string()).collect();
+        let near: Vec<String> = words
+            .iter()
+            .flat_map(|w| [format!("{w}x"), format!("x{w}"), w.to_uppercase(), w[..w.len() - 1].to_string()])
+            .collect();
+        words.extend(near);
+        // Words that share a reserved word's length and end bytes, wide
+        // characters (Latin-1 ones are a byte wide as numbers), and the
+        // grammar's longest word and longer.
+        words.extend(
+            [
+                "tail",
+                "tame",
+                "cargo",
+                "dose",
+                "fo",
+                "ifi",
+                "é",
+                "éf",
+                "fé",
+                "iñ",
+                "thé",
+                "function",
+                "functions",
+                "do\u{e9}",
+            ]
+            .map(String::from),
+        );
+        for word in words {
+            for text in [word.clone(), format!("{word} x"), format!("{word};"), format!("é; {word}")] {
+                let mut parser = Parser::new(&text, 0);
+                if text.starts_with('é') {
+                    parser.pos = 3;
+                }
+                let first = parser.peek();
+                let filtered = parser.peek_keyword_in(&COMMAND_NAMES, COMMAND_FIRSTS);
+                let compared = first.and_then(|f| parser.keyword_at(COMMAND_WORDS, f, None));
+                assert_eq!(filtered, compared, "`{text}`");
+            }
         }
     }
 }

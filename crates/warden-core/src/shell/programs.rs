@@ -92,8 +92,14 @@ const fn filter_bit(name: &[u8]) -> usize {
         [first, .., last] => (*first, *last),
         [only] => (*only, *only),
     };
+    filter_bit_of(first, last, name.len())
+}
+
+/// The bit of a name of `len` bytes from `first` to `last`.
+#[inline(always)]
+const fn filter_bit_of(first: u8, last: u8, len: usize) -> usize {
     // The three, side by side, times a golden-ratio constant: the top byte mixes them all.
-    let key = first as u32 | (last as u32) << 8 | (name.len() as u32) << 16;
+    let key = first as u32 | (last as u32) << 8 | (len as u32) << 16;
     (key.wrapping_mul(0x9e37_79b1) >> 24) as usize
 }
 
@@ -112,8 +118,19 @@ impl Names {
     /// Whether a row is `name`: what [`listed`] answers of the rows.
     #[inline(always)]
     pub fn has(&self, name: &str) -> bool {
-        let bit = filter_bit(name.as_bytes());
-        self.bits.get(bit / 64).is_some_and(|word| word >> (bit % 64) & 1 != 0) && listed(self.rows, name)
+        self.has_bit(filter_bit(name.as_bytes())) && listed(self.rows, name)
+    }
+
+    /// Whether a row may be a name of `len` bytes from `first` to `last`:
+    /// `false` says none is.
+    #[inline(always)]
+    pub fn may_hold(&self, first: u8, last: u8, len: usize) -> bool {
+        self.has_bit(filter_bit_of(first, last, len))
+    }
+
+    #[inline(always)]
+    fn has_bit(&self, bit: usize) -> bool {
+        self.bits.get(bit / 64).is_some_and(|word| word >> (bit % 64) & 1 != 0)
     }
 
     /// The rows, in order.
