@@ -389,12 +389,17 @@ struct State {
     /// when the variable is assigned again: a known value then decides alone,
     /// and an unknown one may still be it (the stricter reading).
     maybe: Option<Rc<BTreeMap<String, String>>>,
+    /// The known elements an array the script assigned may hold
+    /// (`p=(/etc/shadow)`, `declare -a p=(…)`), judged where `${p[@]}`,
+    /// `${p[i]}` or `$p` is used. Like [`State::maybe`], kept when the
+    /// array is assigned again with elements only known at run time.
+    arrays: Option<Rc<BTreeMap<String, Vec<String>>>>,
 }
 
 impl State {
     fn new(context: &Context<'_>, home: &paths::Home) -> State {
         let cwd: Option<Rc<str>> = context.cwd.map(|c| Rc::from(home.normalize(c, None)));
-        State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default(), maybe: None }
+        State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default(), maybe: None, arrays: None }
     }
 
     /// A variable's value (`None` when it is only known at run time) and
@@ -806,6 +811,23 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                     _ => {
                         let secret = values.iter().any(|v| v.secret);
+                        // `for f in "${p[@]}"` with `p` an array of known elements:
+                        // the body is judged with each of them too.
+                        let mut elements = Vec::new();
+                        if state.arrays.is_some() {
+                            let alternatives: Vec<Word> =
+                                words.iter().flatten().flat_map(|w| with_elements(w, state)).collect();
+                            for alt in alternatives {
+                                let value = self.word(&alt, state, frame).known().map(String::from);
+                                if let Some(value) = value.filter(|v| !elements.contains(v)) {
+                                    elements.push(value);
+                                }
+                            }
+                        }
+                        for value in elements.into_iter().take(MAX_LOOP_VALUES) {
+                            Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value: Some(value), secret });
+                            self.script(body, state, frame);
+                        }
                         Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value: None, secret });
                         self.script(body, state, frame);
                     }
@@ -1052,8 +1074,18 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                     let unknown = file && path.is_none();
                     out.push(Redir { fd: r.fd, op, target, path });
-                    // `< ${x:-.env}`: the file the default word names is redirected too.
+                    // `< ${x:-.env}`: the file the default word names is redirected too,
+                    // and `< "${p[0]}"` each file the array may hold.
+                    let mut alternatives: Vec<Arg> = Vec::new();
                     if let Some((_, target)) = unknown.then(|| self.defaulted(w, state, frame)).flatten() {
+                        alternatives.push(target);
+                    }
+                    if unknown && state.arrays.is_some() {
+                        for alt in with_elements(w, state) {
+                            alternatives.push(self.word(&alt, state, frame));
+                        }
+                    }
+                    for target in alternatives {
                         let path = target.path().map(|t| self.normalize(&t, state));
                         if path.is_some() {
                             out.push(Redir { fd: r.fd, op, target, path });
@@ -1075,6 +1107,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         self.segment = Segment::of(simple);
         let mut assigns = Vec::with_capacity(simple.assigns.len());
         let mut maybe = Vec::new();
+        let mut arrays = Vec::new();
         for a in &simple.assigns {
             let value = match &a.value {
                 AssignValue::Scalar(w) => {
@@ -1083,11 +1116,21 @@ impl<'c, 'a> Walker<'c, 'a> {
                         && let Some(text) = self.defaulted(w, state, frame).and_then(|(_, arg)| arg.text)
                     {
                         maybe.push((a.name.clone(), String::from(&*text)));
+                    } else if value.text.is_none()
+                        && state.arrays.is_some()
+                        // `x=${p[0]}`: `x` may hold the first element `p` may hold.
+                        && let Some(alt) = with_elements(w, state).into_iter().next()
+                        && let Some(text) = self.word(&alt, state, frame).text
+                    {
+                        maybe.push((a.name.clone(), String::from(&*text)));
                     }
                     value
                 }
                 AssignValue::Array(ws) => {
                     let values: Vec<Arg> = ws.iter().map(|w| self.word(w, state, frame)).collect();
+                    let known: Vec<String> =
+                        values.iter().filter_map(|v| v.text.as_deref().map(String::from)).collect();
+                    arrays.push((a.name.clone(), a.append, known));
                     Arg { text: None, secret: values.iter().any(|v| v.secret), ..Arg::default() }
                 }
             };
@@ -1124,6 +1167,14 @@ impl<'c, 'a> Walker<'c, 'a> {
             if let Some((d, arg)) = defaulted {
                 push_fields(&mut args, arg, ifs.as_deref(), &d);
             }
+            // `cat "${p[@]}"` with `p=(/etc/shadow)`: the word with each
+            // element the array may hold is one more argument too.
+            if state.arrays.is_some() && expands(w) {
+                for alt in with_elements(w, state) {
+                    let arg = self.word(&alt, state, frame);
+                    push_fields(&mut args, arg, ifs.as_deref(), &alt);
+                }
+            }
         }
         let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
         let segment = self.segment.clone();
@@ -1148,6 +1199,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             for (name, text) in maybe {
                 Rc::make_mut(state.maybe.get_or_insert_default()).insert(name, text);
+            }
+            for (name, append, elements) in arrays {
+                assign_elements(state, name, append, elements);
             }
             // `$(< file)` prints the file's contents (bash), only known at run time.
             let prints_file = redirs.iter().any(|r| r.op.reads() && r.fd.is_none_or(|fd| fd == 0));
@@ -1745,6 +1799,11 @@ impl<'c, 'a> Walker<'c, 'a> {
                                     Some((old, _)) => old.map(|old| format!("{old}{value}")),
                                 },
                             };
+                            // `declare -a p=(a b)`: the parser hands the array over as one word.
+                            if let Some(inner) = value.as_deref().and_then(|v| v.strip_prefix('(')?.strip_suffix(')')) {
+                                let elements = inner.split_ascii_whitespace().map(String::from).collect();
+                                assign_elements(state, name.to_string(), append, elements);
+                            }
                             Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret: a.secret });
                         }
                     }
@@ -2543,6 +2602,66 @@ fn defaulted_parts(parts: &[Part], state: &State, changed: &mut bool, maybe: &mu
         }
     }
     Some(out)
+}
+
+/// Records the known elements an array may hold: replaced by a plain
+/// assignment, added to by `+=`, and kept when none is known.
+fn assign_elements(state: &mut State, name: String, append: bool, elements: Vec<String>) {
+    if elements.is_empty() {
+        return;
+    }
+    let arrays = Rc::make_mut(state.arrays.get_or_insert_default());
+    let held = arrays.entry(name).or_default();
+    if !append {
+        held.clear();
+    }
+    for e in elements {
+        if held.len() < MAX_LOOP_VALUES && !held.contains(&e) {
+            held.push(e);
+        }
+    }
+}
+
+/// The word once for each element an array it reads may hold
+/// ([`State::arrays`]): every `$p`, `${p}` and `${p[i]}` (`@` and `*`
+/// included) of such an array replaced by that element, as quoted text.
+/// Empty when the word reads no such array.
+fn with_elements(word: &Word, state: &State) -> Vec<Word> {
+    let Some(arrays) = state.arrays.as_deref() else { return Vec::new() };
+    let Some(elements) = array_read(&word.0, arrays) else { return Vec::new() };
+    elements.iter().map(|e| Word(replaced_elements(&word.0, arrays, e))).collect()
+}
+
+/// The elements of the first array the parts read.
+fn array_read<'s>(parts: &[Part], arrays: &'s BTreeMap<String, Vec<String>>) -> Option<&'s Vec<String>> {
+    parts.iter().find_map(|p| match p {
+        Part::Param(param) if reads_element(param) => arrays.get(&param.name),
+        Part::Double(inner) => array_read(inner, arrays),
+        _ => None,
+    })
+}
+
+/// Whether an expansion reads an element as it is: `$p`, `${p}` or `${p[i]}`.
+fn reads_element(param: &Param) -> bool {
+    match param.rest.as_slice() {
+        [] => true,
+        [Part::Lit { text, .. }] => text.starts_with('[') && text.ends_with(']') && text.matches(']').count() == 1,
+        _ => false,
+    }
+}
+
+/// The parts with every element read of a known array replaced by `element`.
+fn replaced_elements(parts: &[Part], arrays: &BTreeMap<String, Vec<String>>, element: &str) -> Vec<Part> {
+    parts
+        .iter()
+        .map(|p| match p {
+            Part::Param(param) if reads_element(param) && arrays.contains_key(&param.name) => {
+                Part::Lit { text: Text::from(element), quoted: true }
+            }
+            Part::Double(inner) => Part::Double(replaced_elements(inner, arrays, element)),
+            other => other.clone(),
+        })
+        .collect()
 }
 
 /// An argument as the words it makes: an unquoted expansion is split into
