@@ -384,22 +384,33 @@ struct State {
     pwd: Option<Rc<str>>,
     /// Aliases defined earlier in the script, by name, with their text.
     aliases: Rc<BTreeMap<String, String>>,
-    /// A value a variable of an unknown value may have: the default word of
-    /// what it was assigned (`f=${x:-.env}`), judged where `$f` is used. Kept
-    /// when the variable is assigned again: a known value then decides alone,
-    /// and an unknown one may still be it (the stricter reading).
-    maybe: Option<Rc<BTreeMap<String, String>>>,
-    /// The known elements an array the script assigned may hold
-    /// (`p=(/etc/shadow)`, `declare -a p=(…)`), judged where `${p[@]}`,
-    /// `${p[i]}` or `$p` is used. Like [`State::maybe`], kept when the
-    /// array is assigned again with elements only known at run time.
-    arrays: Option<Rc<BTreeMap<String, Vec<String>>>>,
+    /// What variables of unknown value may hold ([`Maybe`]); `None` until
+    /// the script gives one such a value.
+    maybe: Option<Rc<Maybe>>,
+}
+
+/// What variables of unknown value may hold, judged where they are read.
+/// Kept when a variable is assigned again: a known value then decides
+/// alone, and an unknown one may still be it (the stricter reading).
+#[derive(Clone, Default)]
+struct Maybe {
+    /// The default word of what a variable was assigned (`f=${x:-.env}`).
+    values: BTreeMap<String, String>,
+    /// The known elements of an array the script assigned (`p=(/etc/shadow)`,
+    /// `declare -a p=(…)`), read as `${p[@]}`, `${p[i]}` or `$p`.
+    arrays: BTreeMap<String, Vec<String>>,
 }
 
 impl State {
+    /// Whether the script assigned an array elements it knows.
+    #[inline]
+    fn has_arrays(&self) -> bool {
+        self.maybe.as_ref().is_some_and(|m| !m.arrays.is_empty())
+    }
+
     fn new(context: &Context<'_>, home: &paths::Home) -> State {
         let cwd: Option<Rc<str>> = context.cwd.map(|c| Rc::from(home.normalize(c, None)));
-        State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default(), maybe: None, arrays: None }
+        State { pwd: cwd.clone(), cwd, vars: Rc::default(), aliases: Rc::default(), maybe: None }
     }
 
     /// A variable's value (`None` when it is only known at run time) and
@@ -664,11 +675,28 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         let mut taken = state.clone();
         for name in maybe {
-            let value = state.maybe.as_ref().and_then(|m| m.get(&name)).cloned();
+            let value = state.maybe.as_ref().and_then(|m| m.values.get(&name)).cloned();
             Rc::make_mut(&mut taken.vars).insert(name, Var { value, secret: false });
         }
         let arg = self.word(&alt, &mut taken, frame);
         Some((alt, arg))
+    }
+
+    /// The word with each element an array it reads may hold, as more
+    /// arguments ([`with_elements`]). Out of line: few scripts assign arrays.
+    #[inline(never)]
+    fn push_elements(&mut self, args: &mut Vec<Arg>, w: &Word, state: &mut State, frame: &Frame, ifs: Option<&str>) {
+        for alt in with_elements(w, state) {
+            let arg = self.word(&alt, state, frame);
+            push_fields(args, arg, ifs, &alt);
+        }
+    }
+
+    /// The word's text with the first element an array it reads may hold.
+    #[inline(never)]
+    fn first_element(&mut self, w: &Word, state: &mut State, frame: &Frame) -> Option<String> {
+        let alt = with_elements(w, state).into_iter().next()?;
+        self.word(&alt, state, frame).text.map(|t| String::from(&*t))
     }
 
     fn stop(&mut self, detail: &str) {
@@ -814,7 +842,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                         // `for f in "${p[@]}"` with `p` an array of known elements:
                         // the body is judged with each of them too.
                         let mut elements = Vec::new();
-                        if state.arrays.is_some() {
+                        if state.has_arrays() {
                             let alternatives: Vec<Word> =
                                 words.iter().flatten().flat_map(|w| with_elements(w, state)).collect();
                             for alt in alternatives {
@@ -1080,7 +1108,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     if let Some((_, target)) = unknown.then(|| self.defaulted(w, state, frame)).flatten() {
                         alternatives.push(target);
                     }
-                    if unknown && state.arrays.is_some() {
+                    if unknown && state.has_arrays() {
                         for alt in with_elements(w, state) {
                             alternatives.push(self.word(&alt, state, frame));
                         }
@@ -1117,12 +1145,11 @@ impl<'c, 'a> Walker<'c, 'a> {
                     {
                         maybe.push((a.name.clone(), String::from(&*text)));
                     } else if value.text.is_none()
-                        && state.arrays.is_some()
+                        && state.has_arrays()
                         // `x=${p[0]}`: `x` may hold the first element `p` may hold.
-                        && let Some(alt) = with_elements(w, state).into_iter().next()
-                        && let Some(text) = self.word(&alt, state, frame).text
+                        && let Some(text) = self.first_element(w, state, frame)
                     {
-                        maybe.push((a.name.clone(), String::from(&*text)));
+                        maybe.push((a.name.clone(), text));
                     }
                     value
                 }
@@ -1169,11 +1196,8 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             // `cat "${p[@]}"` with `p=(/etc/shadow)`: the word with each
             // element the array may hold is one more argument too.
-            if state.arrays.is_some() && expands(w) {
-                for alt in with_elements(w, state) {
-                    let arg = self.word(&alt, state, frame);
-                    push_fields(&mut args, arg, ifs.as_deref(), &alt);
-                }
+            if state.has_arrays() && expands(w) {
+                self.push_elements(&mut args, w, state, frame, ifs.as_deref());
             }
         }
         let (redirs, stdin_from) = self.redirects(&simple.redirects, state, frame);
@@ -1198,7 +1222,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 Rc::make_mut(&mut state.vars).insert(name, Var { value: text, secret: value.secret });
             }
             for (name, text) in maybe {
-                Rc::make_mut(state.maybe.get_or_insert_default()).insert(name, text);
+                Rc::make_mut(state.maybe.get_or_insert_default()).values.insert(name, text);
             }
             for (name, append, elements) in arrays {
                 assign_elements(state, name, append, elements);
@@ -2583,7 +2607,7 @@ fn defaulted_parts(parts: &[Part], state: &State, changed: &mut bool, maybe: &mu
         match part {
             // Unknown, or known to be empty: a known value decides by itself.
             Part::Param(param) if state.var(&param.name).is_none_or(|(v, _)| v.is_none_or(str::is_empty)) => {
-                if param.rest.is_empty() && state.maybe.as_ref().is_some_and(|m| m.contains_key(&param.name)) {
+                if param.rest.is_empty() && state.maybe.as_ref().is_some_and(|m| m.values.contains_key(&param.name)) {
                     *changed = true;
                     maybe.push(param.name.clone());
                     out.push(part.clone());
@@ -2610,7 +2634,7 @@ fn assign_elements(state: &mut State, name: String, append: bool, elements: Vec<
     if elements.is_empty() {
         return;
     }
-    let arrays = Rc::make_mut(state.arrays.get_or_insert_default());
+    let arrays = &mut Rc::make_mut(state.maybe.get_or_insert_default()).arrays;
     let held = arrays.entry(name).or_default();
     if !append {
         held.clear();
@@ -2627,7 +2651,7 @@ fn assign_elements(state: &mut State, name: String, append: bool, elements: Vec<
 /// included) of such an array replaced by that element, as quoted text.
 /// Empty when the word reads no such array.
 fn with_elements(word: &Word, state: &State) -> Vec<Word> {
-    let Some(arrays) = state.arrays.as_deref() else { return Vec::new() };
+    let Some(arrays) = state.maybe.as_deref().map(|m| &m.arrays) else { return Vec::new() };
     let Some(elements) = array_read(&word.0, arrays) else { return Vec::new() };
     elements.iter().map(|e| Word(replaced_elements(&word.0, arrays, e))).collect()
 }
