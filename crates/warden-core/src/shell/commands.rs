@@ -402,7 +402,7 @@ struct Maybe {
 }
 
 impl State {
-    /// Whether the script assigned an array elements it knows.
+    /// Whether the script assigned an array some of whose elements it knows.
     #[inline]
     fn has_arrays(&self) -> bool {
         self.maybe.as_ref().is_some_and(|m| !m.arrays.is_empty())
@@ -2647,7 +2647,7 @@ fn assign_elements(state: &mut State, name: String, append: bool, elements: Vec<
 }
 
 /// The word once for each element an array it reads may hold
-/// ([`State::arrays`]): every `$p`, `${p}` and `${p[i]}` (`@` and `*`
+/// ([`Maybe::arrays`]): every `$p`, `${p}` and `${p[i]}` (`@` and `*`
 /// included) of such an array replaced by that element, as quoted text.
 /// Empty when the word reads no such array.
 fn with_elements(word: &Word, state: &State) -> Vec<Word> {
