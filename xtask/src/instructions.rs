@@ -415,7 +415,7 @@ mod tests {
     fn the_named_guest_is_built_with_the_shipped_guests_flags_less_the_stripping() {
         let config = include_str!("../../.cargo/config.toml");
         let flags = guest_flags_with_names(config).unwrap_or_default();
-        assert_eq!(flags, ["-C", "opt-level=3"], "{config}");
+        assert_eq!(flags, ["-C", "opt-level=3", "-C", "relocation-model=static"], "{config}");
         let odd = "[target.wasm32-wasip2]\nrustflags = [\"-C\", \"strip=debuginfo\", \"-C\", \"target-cpu=mvp\"]\n";
         assert_eq!(guest_flags_with_names(odd).unwrap_or_default(), ["-C", "target-cpu=mvp"]);
         assert!(guest_flags_with_names("[alias]\nx = \"y\"\n").is_err());
