@@ -75,10 +75,14 @@ pub struct Simple {
     pub redirects: Vec<Redirect>,
 }
 
-/// `name=value`, `name+=value` or `name=(values)`.
+/// `name=value`, `name+=value`, `name=(values)` or `name[index]=value`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assign {
     pub name: String,
+    /// The subscript of `name[index]=value`, as written; only plain text
+    /// (digits, names, arithmetic operators) is read as one, so that a
+    /// subscript that runs a command stays a word whose command is seen.
+    pub index: Option<String>,
     pub append: bool,
     pub value: AssignValue,
 }

@@ -36,6 +36,7 @@ use core::ops::Range;
 
 mod environment;
 mod foreign;
+mod parameters;
 #[cfg(test)]
 mod path_candidate_tests;
 
@@ -154,6 +155,9 @@ struct Expanding {
     static_text: Option<String>,
     fed: Option<String>,
     split: Vec<Range<usize>>,
+    /// Where elements of an array were joined (`${p[@]}`): split into
+    /// words even in double quotes.
+    elements: Vec<Range<usize>>,
 }
 
 impl Expanding {
@@ -399,6 +403,9 @@ struct Maybe {
     /// The known elements of an array the script assigned (`p=(/etc/shadow)`,
     /// `declare -a p=(…)`), read as `${p[@]}`, `${p[i]}` or `$p`.
     arrays: BTreeMap<String, Vec<String>>,
+    /// Arrays whose elements are all known, by index (`p=(a b)`, `p[3]=c`);
+    /// `None` for an element only known at run time ([`parameters`]).
+    indexed: BTreeMap<String, Vec<Option<String>>>,
 }
 
 impl State {
@@ -639,19 +646,33 @@ fn assigned_names<'a>(program: &str, argv: &'a [Arg]) -> Vec<&'a str> {
     names
 }
 
-/// The line `read -r NAME` (or `read NAME`) gives its one name from a known
-/// input: the first line, without the blanks around it, when the field
-/// separators are the default ones; `None` for other options, and for a
-/// backslash `read` without `-r` would take as an escape.
-fn read_line(argv: &[Arg], input: &Input, state: &State) -> Option<String> {
+/// What `read` gives its names from a known input (`read a b <<< ".env x"`,
+/// `read -r -a p < <(echo …)`): the first line split at blanks, one field a
+/// name and the rest of the line the last one's, or every field an
+/// element of the `-a` array. `None` for other options, field separators
+/// other than the default ones, and a backslash `read` without `-r` would
+/// take as an escape.
+fn read_fields(argv: &[Arg], input: &Input, state: &State) -> Option<Read> {
     let Input::Text(text) = input else { return None };
-    let mut raw = false;
-    for a in argv.iter().skip(1) {
+    let (mut raw, mut array, mut names) = (false, None, Vec::new());
+    let mut words = argv.iter().skip(1);
+    while let Some(a) = words.next() {
         match a.known()? {
             "-r" => raw = true,
-            "--" => break,
+            "-a" | "-ra" | "-ar" => {
+                raw |= a.known() != Some("-a");
+                array = Some(words.next()?.known()?.to_string());
+            }
+            "--" => {
+                names.extend(words.map(|w| w.known().map(String::from)).collect::<Option<Vec<_>>>()?);
+                break;
+            }
             t if t.starts_with('-') => return None,
-            _ => break,
+            t => {
+                names.push(t.to_string());
+                names.extend(words.map(|w| w.known().map(String::from)).collect::<Option<Vec<_>>>()?);
+                break;
+            }
         }
     }
     if state.var("IFS").and_then(|v| v.0) != Some(super::fields::DEFAULT_IFS) {
@@ -661,7 +682,33 @@ fn read_line(argv: &[Arg], input: &Input, state: &State) -> Option<String> {
     if !raw && line.contains('\\') {
         return None;
     }
-    Some(line.trim_matches([' ', '\t']).to_string())
+    let blank = |c: char| matches!(c, ' ' | '\t');
+    if let Some(name) = array {
+        return Some(Read::Array(name, line.split(blank).filter(|f| !f.is_empty()).map(String::from).collect()));
+    }
+    if names.is_empty() {
+        names.push("REPLY".to_string());
+    }
+    let mut rest = line.trim_matches(blank);
+    let mut values = Vec::with_capacity(names.len());
+    for k in 0..names.len() {
+        if k + 1 == names.len() {
+            values.push(rest.to_string());
+            break;
+        }
+        let end = rest.find(blank).unwrap_or(rest.len());
+        values.push(rest.get(..end).unwrap_or_default().to_string());
+        rest = rest.get(end..).unwrap_or_default().trim_start_matches(blank);
+    }
+    Some(Read::Names(names.into_iter().zip(values).collect()))
+}
+
+/// What [`read_fields`] assigns.
+enum Read {
+    /// Each name with its value.
+    Names(Vec<(String, String)>),
+    /// The `-a` array with its elements.
+    Array(String, Vec<String>),
 }
 
 impl<'c, 'a> Walker<'c, 'a> {
@@ -971,6 +1018,13 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 Part::Double(inner) => {
                     let sub = self.parts(inner, state, frame);
+                    // `"${p[@]}"`: each element stays a word of its own.
+                    if let (Some(at), Some(_)) = (arg.text.as_ref().map(String::len), &sub.text) {
+                        for r in &sub.elements {
+                            arg.split.push(r.start + at..r.end + at);
+                            arg.elements.push(r.start + at..r.end + at);
+                        }
+                    }
                     append(&mut arg, Some(sub.prefix()));
                     append_static(&mut arg, sub.static_text.as_deref());
                     if sub.text.is_none() {
@@ -988,29 +1042,22 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let var = state.var(&param.name);
                     arg.secret |= var.is_some_and(|v| v.1);
                     let value = var.and_then(|v| v.0.map(String::from));
-                    let known = match (value, param.rest.is_empty(), rest.text.as_deref()) {
-                        (Some(v), true, _) => Some(v),
-                        // `${x:-default}`, `${x:=default}`, `${x:?message}` and their forms without
-                        // the colon: the variable's value when it is set (`rm -rf "${HOME:?}"/`).
-                        (Some(v), false, Some(r))
-                            if !v.is_empty() && r.trim_start_matches(':').starts_with(['-', '=', '?']) =>
-                        {
-                            Some(v)
+                    // `${HOME:?}`, `${f/x/}`, `${p[1]}`, `${!n}`: worked out on a known value.
+                    let (known, elements) = if param.rest.is_empty() {
+                        (value, false)
+                    } else {
+                        match parameters::expand(param, value, rest.text.as_deref(), state, &mut arg.secret) {
+                            Some(e) => (Some(e.text), e.elements),
+                            None => (None, false),
                         }
-                        // `${x:+word}`: the word when the variable is set and not empty.
-                        (Some(v), false, Some(r)) if !v.is_empty() && r.starts_with(":+") => {
-                            r.strip_prefix(":+").map(String::from)
-                        }
-                        // `${HOME%/}`: a trailing `/` taken off a value that has none.
-                        (Some(v), false, Some("%/" | "%%/")) if !v.ends_with('/') => Some(v),
-                        // `${IFS:0:1}`: a substring of a known value.
-                        (Some(v), false, Some(r)) => super::fields::substring(&v, r),
-                        _ => None,
                     };
                     let at = arg.text.as_ref().map_or(0, String::len);
                     append(&mut arg, known.as_deref());
                     append_static(&mut arg, known.as_deref());
                     arg.split.push(at..arg.text.as_ref().map_or(at, String::len));
+                    if elements {
+                        arg.elements.push(at..arg.text.as_ref().map_or(at, String::len));
+                    }
                 }
                 Part::Sub(script) => {
                     let (range, printed) = self.nested(script, state, frame);
@@ -1136,7 +1183,14 @@ impl<'c, 'a> Walker<'c, 'a> {
         let mut assigns = Vec::with_capacity(simple.assigns.len());
         let mut maybe = Vec::new();
         let mut arrays = Vec::new();
+        let mut elements = Vec::new();
         for a in &simple.assigns {
+            if let (Some(index), AssignValue::Scalar(w)) = (&a.index, &a.value) {
+                // `p[1]=/etc/shadow`: one element.
+                let value = self.word(w, state, frame);
+                elements.push((a.name.clone(), index.clone(), value.text.as_deref().map(String::from)));
+                continue;
+            }
             let value = match &a.value {
                 AssignValue::Scalar(w) => {
                     let value = self.word(w, state, frame);
@@ -1157,8 +1211,18 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let values: Vec<Arg> = ws.iter().map(|w| self.word(w, state, frame)).collect();
                     let known: Vec<String> =
                         values.iter().filter_map(|v| v.text.as_deref().map(String::from)).collect();
-                    arrays.push((a.name.clone(), a.append, known));
-                    Arg { text: None, secret: values.iter().any(|v| v.secret), ..Arg::default() }
+                    let exact: Option<Vec<String>> = ws
+                        .iter()
+                        .zip(&values)
+                        .map(|(w, v)| parameters::one_element(w, v).then(|| v.text.as_deref().map(String::from))?)
+                        .collect();
+                    // `$p` is the first element.
+                    let first = match (&exact, a.append) {
+                        (Some(all), false) => Some(Text::from(all.first().map_or("", String::as_str))),
+                        _ => None,
+                    };
+                    arrays.push((a.name.clone(), a.append, known, exact));
+                    Arg { text: first, secret: values.iter().any(|v| v.secret), ..Arg::default() }
                 }
             };
             assigns.push((a.name.clone(), a.append, value));
@@ -1219,13 +1283,24 @@ impl<'c, 'a> Walker<'c, 'a> {
                     (true, Some(old), Some(new)) => Some(old + &new),
                     (true, _, _) => None,
                 };
+                if !arrays.iter().any(|(array, ..)| *array == name) {
+                    parameters::assign_first(state, &name, text.clone());
+                }
                 Rc::make_mut(&mut state.vars).insert(name, Var { value: text, secret: value.secret });
             }
             for (name, text) in maybe {
                 Rc::make_mut(state.maybe.get_or_insert_default()).values.insert(name, text);
             }
-            for (name, append, elements) in arrays {
-                assign_elements(state, name, append, elements);
+            for (name, append, known, exact) in arrays {
+                parameters::assign_indexed(state, &name, append, exact);
+                assign_elements(state, name, append, known);
+            }
+            for (name, index, value) in elements {
+                parameters::assign_element(state, &name, &index, value.clone());
+                if index == "0" && state.var(&name).is_none_or(|v| v.0.is_some()) {
+                    Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value: value.clone(), secret: false });
+                }
+                assign_elements(state, name, true, value.into_iter().collect());
             }
             // `$(< file)` prints the file's contents (bash), only known at run time.
             let prints_file = redirs.iter().any(|r| r.op.reads() && r.fd.is_none_or(|fd| fd == 0));
@@ -1846,6 +1921,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                         let value = if a == "IFS" { super::fields::DEFAULT_IFS } else { "" };
                         Rc::make_mut(&mut state.vars)
                             .insert(a.to_string(), Var { value: Some(value.to_string()), secret: false });
+                        parameters::forget_indexed(state, a);
                     }
                 }
                 "read" | "mapfile" | "readarray" => {
@@ -1860,14 +1936,24 @@ impl<'c, 'a> Walker<'c, 'a> {
                             .any(|r| r.target.secret || (r.op.reads() && r.path.as_deref().is_some_and(is_secret)))
                         || inv.stdin_from.iter().any(|r| self.any_secret(r));
                     let names = assigned_names(program, &argv);
-                    // `read f <<< .env`: one name takes the first line of a known input.
-                    let line = match names.as_slice() {
-                        [_] if program == "read" => read_line(&argv, &input, state),
-                        _ => None,
-                    };
                     for name in names {
-                        let value = line.clone();
-                        Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret });
+                        Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value: None, secret });
+                        parameters::forget_indexed(state, name);
+                    }
+                    // `read a b <<< ".env x"`: the names take the fields of a known input's first line.
+                    match (program == "read").then(|| read_fields(&argv, &input, state)).flatten() {
+                        Some(Read::Names(values)) => {
+                            for (name, value) in values {
+                                Rc::make_mut(&mut state.vars).insert(name, Var { value: Some(value), secret });
+                            }
+                        }
+                        Some(Read::Array(name, elements)) => {
+                            let first = elements.first().cloned().unwrap_or_default();
+                            Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value: Some(first), secret });
+                            parameters::assign_indexed(state, &name, false, Some(elements.clone()));
+                            assign_elements(state, name, false, elements);
+                        }
+                        None => {}
                     }
                 }
                 // `printf -v f .env`: what it would print, kept in `f`.
@@ -2665,11 +2751,19 @@ fn array_read<'s>(parts: &[Part], arrays: &'s BTreeMap<String, Vec<String>>) -> 
     })
 }
 
-/// Whether an expansion reads an element as it is: `$p`, `${p}` or `${p[i]}`.
+/// Whether an expansion reads an element as it is: `$p`, `${p}` or
+/// `${p[i]}`, the subscript perhaps only known when it runs (`${p[$i]}`).
 fn reads_element(param: &Param) -> bool {
+    let closes = |text: &str| text.ends_with(']') && text.matches(']').count() == 1;
     match param.rest.as_slice() {
         [] => true,
-        [Part::Lit { text, .. }] => text.starts_with('[') && text.ends_with(']') && text.matches(']').count() == 1,
+        [Part::Lit { text, .. }] => text.starts_with('[') && closes(text),
+        [Part::Lit { text: first, .. }, middle @ .., Part::Lit { text: last, .. }] => {
+            first.starts_with('[')
+                && !first.contains(']')
+                && closes(last)
+                && middle.iter().all(|p| matches!(p, Part::Param(_) | Part::Arith(_) | Part::Sub(_)))
+        }
         _ => false,
     }
 }

@@ -152,6 +152,13 @@ fn echo(args: &[&str]) -> Option<String> {
     Some(out)
 }
 
+/// Backslash escapes resolved as `$'...'` resolves them (bash's `${x@E}`);
+/// `None` when a `\c` would end the text, which `$'...'` reads otherwise.
+pub(crate) fn ansi_c(text: &str) -> Option<String> {
+    let (bytes, stop) = escaped(text, false);
+    (!stop).then(|| lossy(bytes))
+}
+
 /// Backslash escapes resolved as `printf` (and `echo -e`, `echo_style`)
 /// resolve them; the flag says whether `\c` ended the output.
 fn escaped(text: &str, echo_style: bool) -> (Vec<u8>, bool) {

@@ -224,26 +224,6 @@ fn expand_into(text: &str, out: &mut Vec<String>, depth: usize) -> Result<bool, 
     Ok(true)
 }
 
-/// `${name:offset}` and `${name:offset:length}` of a known value, for
-/// non-negative numbers (`${IFS:0:1}` is a blank); `None` for anything else.
-pub fn substring(value: &str, rest: &str) -> Option<String> {
-    let spec = rest.strip_prefix(':')?;
-    let number = |s: &str| {
-        (!s.is_empty() && s.len() <= 6 && s.chars().all(|c| c.is_ascii_digit()))
-            .then(|| s.parse::<usize>().ok())
-            .flatten()
-    };
-    let (offset, length) = match spec.split_once(':') {
-        Some((o, l)) => (number(o.trim())?, Some(number(l.trim())?)),
-        None => (number(spec.trim())?, None),
-    };
-    let chars = value.chars().skip(offset);
-    Some(match length {
-        Some(n) => chars.take(n).collect(),
-        None => chars.collect(),
-    })
-}
-
 /// `text` as a path whose leading `~` or `$` is literal: `./~`, `./$HOME`.
 pub(crate) fn literal_path(text: &str, literal_tilde: bool) -> String {
     if (literal_tilde && text.starts_with('~')) || text.starts_with('$') {
@@ -322,17 +302,6 @@ mod tests {
         let past = format!("{{{}}}", (0..=MAX_BRACE_WORDS).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
         assert_eq!(braces(&past), Braces::TooMany);
         assert_eq!(braces("{1..100000000000}"), Braces::TooMany);
-    }
-
-    #[test]
-    fn substrings_of_known_values_are_taken_by_character() {
-        assert_eq!(substring(DEFAULT_IFS, ":0:1").as_deref(), Some(" "));
-        assert_eq!(substring("/usr/bin", ":0:1").as_deref(), Some("/"));
-        assert_eq!(substring("abc", ":1").as_deref(), Some("bc"));
-        assert_eq!(substring("abc", ":5:2").as_deref(), Some(""));
-        assert_eq!(substring("abc", ":-1"), None);
-        assert_eq!(substring("abc", ":x"), None);
-        assert_eq!(substring("abc", "-def"), None);
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod embedded;
 pub mod fields;
 pub mod interpreters;
 pub mod metadata;
+pub mod operators;
 mod parse;
 pub mod print;
 pub mod programs;

@@ -199,6 +199,12 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// What an array subscript assigned to is read with: numbers, names and
+/// arithmetic, but no expansion (which stays a word, see [`Assign::index`]).
+fn is_subscript_char(c: char) -> bool {
+    is_name_char(c) || matches!(c, '+' | '-' | '*' | '/' | '%' | '@')
+}
+
 fn is_special_param(c: char) -> bool {
     matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-')
 }
@@ -1018,7 +1024,7 @@ impl<'a> Parser<'a> {
             // `declare -a x=(a b)`, `local files=(*.txt)`: an array assignment as an operand.
             if simple.words.first().and_then(Word::bare).is_some_and(declares)
                 && self.array_ahead()
-                && let Some(Assign { name, append, value: AssignValue::Array(values) }) = self.assignment()?
+                && let Some(Assign { name, append, value: AssignValue::Array(values), .. }) = self.assignment()?
             {
                 simple.words.push(array_word(&name, append, values));
                 continue;
@@ -1117,14 +1123,31 @@ impl<'a> Parser<'a> {
         while self.chars.get(i).is_some_and(is_name_char) {
             i += 1;
         }
+        let name_end = i;
+        // `p[0]=value`: an element of an array.
+        let mut index = None;
+        if self.chars.get(i) == Some('[') {
+            let mut j = i + 1;
+            while self.chars.get(j).is_some_and(is_subscript_char) {
+                j += 1;
+            }
+            if j == i + 1 || self.chars.get(j) != Some(']') {
+                return Ok(None);
+            }
+            index = Some(self.chars.text(i + 1, j).into_owned());
+            i = j + 1;
+        }
         let append = self.chars.get(i) == Some('+');
         let eq = if append { i + 1 } else { i };
         if self.chars.get(eq) != Some('=') {
             return Ok(None);
         }
-        let name = self.chars.text(self.pos, i).into_owned();
+        let name = self.chars.text(self.pos, name_end).into_owned();
         self.pos = eq + 1;
         if self.peek() == Some('(') {
+            if index.is_some() {
+                return self.error("an array element cannot be assigned an array");
+            }
             self.pos += 1;
             let mut values = Vec::new();
             loop {
@@ -1139,14 +1162,14 @@ impl<'a> Parser<'a> {
                     _ => values.push(self.word()?),
                 }
             }
-            return Ok(Some(Assign { name, append, value: AssignValue::Array(values) }));
+            return Ok(Some(Assign { name, index, append, value: AssignValue::Array(values) }));
         }
         let value = if self.peek().is_none_or(|c| is_meta(c) && !self.at("<(") && !self.at(">(")) {
             Word::default()
         } else {
             self.word()?
         };
-        Ok(Some(Assign { name, append, value: AssignValue::Scalar(value) }))
+        Ok(Some(Assign { name, index, append, value: AssignValue::Scalar(value) }))
     }
 
     /// One word in ordinary context.
@@ -1509,7 +1532,7 @@ fn as_assignment(word: &Word) -> Option<Assign> {
         parts.push(Part::Lit { text: Text::from(rest), quoted: false });
     }
     parts.extend(word.0.iter().skip(1).cloned());
-    Some(Assign { name: name.to_string(), append, value: AssignValue::Scalar(Word(parts)) })
+    Some(Assign { name: name.to_string(), index: None, append, value: AssignValue::Scalar(Word(parts)) })
 }
 
 fn fill_script(script: &mut Script, bodies: &mut [Vec<Part>]) {

@@ -222,6 +222,11 @@ impl<'a> Printer<'a> {
         for assign in &simple.assigns {
             space(&mut self.out);
             self.out.push_str(&assign.name);
+            if let Some(index) = &assign.index {
+                self.out.push('[');
+                self.out.push_str(index);
+                self.out.push(']');
+            }
             self.out.push_str(if assign.append { "+=" } else { "=" });
             match &assign.value {
                 AssignValue::Scalar(w) => self.word(w),
