@@ -79,9 +79,8 @@ pub struct Simple {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assign {
     pub name: String,
-    /// The subscript of `name[index]=value`, as written; only plain text
-    /// (digits, names, arithmetic operators) is read as one, so that a
-    /// subscript that runs a command stays a word whose command is seen.
+    /// The subscript of `name[index]=value`, as written; the analysis
+    /// expands it (and sees any command it runs) where it is assigned.
     pub index: Option<String>,
     pub append: bool,
     pub value: AssignValue,

@@ -34,6 +34,7 @@ use core::cell::OnceCell;
 use core::cell::RefCell;
 use core::ops::Range;
 
+mod branches;
 mod environment;
 mod foreign;
 mod parameters;
@@ -365,13 +366,14 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         // What the whole script prints goes nowhere anyone reads.
         printed_wanted: false,
         cwd_seen: RefCell::new(None),
+        nocase: false,
     };
     let mut state = State::new(context, context.home);
     walker.script(script, &mut state, &Frame::default());
     walker.out
 }
 
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 struct Var {
     value: Option<String>,
     secret: bool,
@@ -477,6 +479,9 @@ struct Walker<'c, 'a> {
     /// is in normal form (and its segments), found once for every path
     /// resolved there rather than for each.
     cwd_seen: RefCell<Option<(Rc<str>, Option<usize>)>>,
+    /// The script made pattern matching case-blind (`shopt -s nocasematch`):
+    /// operators that match patterns are then only known when they run.
+    nocase: bool,
 }
 
 fn basename(path: &str) -> &str {
@@ -523,6 +528,7 @@ pub(crate) const ANALYSED_BUILTINS: &[&str] = &[
     "readarray",
     "find",
     "printf",
+    "shopt",
 ];
 
 /// Variables whose value names code run before the program's own: the
@@ -540,6 +546,9 @@ struct Env {
     /// The values given to [`LOADER_VARS`] and to variables that hold code
     /// ([`environment::COMMAND_VARS`], [`environment::PROMPT_VARS`]), by name.
     loads: Vec<(&'static str, Arg)>,
+    /// The `IFS` the command sets for itself (`IFS=, read a b`), `Some(None)`
+    /// when only known at run time.
+    ifs: Option<Option<String>>,
 }
 
 impl Env {
@@ -559,6 +568,9 @@ impl Env {
     }
 
     fn add(&mut self, name: &str, value: &Arg) {
+        if name == "IFS" {
+            self.ifs = Some(value.known().map(String::from));
+        }
         let tables = [LOADER_VARS, environment::COMMAND_VARS, environment::PROMPT_VARS];
         if let Some(var) = tables.iter().flat_map(|t| t.iter()).find(|v| **v == name) {
             self.loads.push((var, value.clone()));
@@ -647,12 +659,12 @@ fn assigned_names<'a>(program: &str, argv: &'a [Arg]) -> Vec<&'a str> {
 }
 
 /// What `read` gives its names from a known input (`read a b <<< ".env x"`,
-/// `read -r -a p < <(echo …)`): the first line split at blanks, one field a
-/// name and the rest of the line the last one's, or every field an
-/// element of the `-a` array. `None` for other options, field separators
-/// other than the default ones, and a backslash `read` without `-r` would
-/// take as an escape.
-fn read_fields(argv: &[Arg], input: &Input, state: &State) -> Option<Read> {
+/// `IFS=, read -r -a p <<< …`): the first line split at the characters of
+/// `ifs` as bash splits it, one field a name and the rest of the line the
+/// last one's, or every field an element of the `-a` array. `None` for
+/// other options and for a backslash `read` without `-r` would take as an
+/// escape.
+fn read_fields(argv: &[Arg], input: &Input, ifs: &str) -> Option<Read> {
     let Input::Text(text) = input else { return None };
     let (mut raw, mut array, mut names) = (false, None, Vec::new());
     let mut words = argv.iter().skip(1);
@@ -675,32 +687,48 @@ fn read_fields(argv: &[Arg], input: &Input, state: &State) -> Option<Read> {
             }
         }
     }
-    if state.var("IFS").and_then(|v| v.0) != Some(super::fields::DEFAULT_IFS) {
-        return None;
-    }
     let line = text.split('\n').next().unwrap_or_default();
     if !raw && line.contains('\\') {
         return None;
     }
-    let blank = |c: char| matches!(c, ' ' | '\t');
     if let Some(name) = array {
-        return Some(Read::Array(name, line.split(blank).filter(|f| !f.is_empty()).map(String::from).collect()));
+        return Some(Read::Array(name, read_split(line, ifs, usize::MAX)));
     }
     if names.is_empty() {
         names.push("REPLY".to_string());
     }
-    let mut rest = line.trim_matches(blank);
-    let mut values = Vec::with_capacity(names.len());
-    for k in 0..names.len() {
-        if k + 1 == names.len() {
-            values.push(rest.to_string());
+    let mut values = read_split(line, ifs, names.len());
+    values.resize(names.len(), String::new());
+    Some(Read::Names(names.into_iter().zip(values).collect()))
+}
+
+/// A line split as `read` splits it at the characters of `ifs`: runs of
+/// its blanks separate fields, each other character of it one field from
+/// the next, and the `last`-th field is the rest of the line, without the
+/// separators that end it.
+fn read_split(line: &str, ifs: &str, last: usize) -> Vec<String> {
+    let blank = |c: char| matches!(c, ' ' | '\t' | '\n') && ifs.contains(c);
+    let other = |c: char| !matches!(c, ' ' | '\t' | '\n') && ifs.contains(c);
+    let mut fields = Vec::new();
+    let mut rest = line.trim_start_matches(blank);
+    while !rest.is_empty() {
+        if fields.len() + 1 == last {
+            let mut tail = rest.trim_end_matches(blank);
+            // One separator that ends the line goes, unless it ends an empty field.
+            if let Some(t) = tail.strip_suffix(other).filter(|t| !t.ends_with(other)) {
+                tail = t.trim_end_matches(blank);
+            }
+            fields.push(tail.to_string());
             break;
         }
-        let end = rest.find(blank).unwrap_or(rest.len());
-        values.push(rest.get(..end).unwrap_or_default().to_string());
+        let end = rest.find(|c: char| blank(c) || other(c)).unwrap_or(rest.len());
+        fields.push(rest.get(..end).unwrap_or_default().to_string());
         rest = rest.get(end..).unwrap_or_default().trim_start_matches(blank);
+        if let Some(r) = rest.strip_prefix(other) {
+            rest = r.trim_start_matches(blank);
+        }
     }
-    Some(Read::Names(names.into_iter().zip(values).collect()))
+    fields
 }
 
 /// What [`read_fields`] assigns.
@@ -736,6 +764,17 @@ impl<'c, 'a> Walker<'c, 'a> {
         for alt in with_elements(w, state) {
             let arg = self.word(&alt, state, frame);
             push_fields(args, arg, ifs, &alt);
+        }
+        // `${f/x/}` with `f` only known at run time but holding one of known
+        // values: the word with each of them.
+        if let Some((name, values)) = operated_alternatives(&w.0, state).filter(|_| !runs_commands(&w.0)) {
+            for value in values {
+                let mut taken = state.clone();
+                Rc::make_mut(&mut taken.vars).insert(name.clone(), Var { value: Some(value), secret: false });
+                parameters::forget_indexed(&mut taken, &name);
+                let arg = self.word(w, &mut taken, frame);
+                push_fields(args, arg, ifs, w);
+            }
         }
     }
 
@@ -780,9 +819,19 @@ impl<'c, 'a> Walker<'c, 'a> {
             };
             let out = self.pipeline(&item.list.first, state, &f);
             printed = concat(printed, out);
+            if item.list.rest.is_empty() {
+                continue;
+            }
+            // `a && b || c`: each later pipeline may not run, so the list may end after any of them.
+            let mut outcomes = Vec::with_capacity(item.list.rest.len() + 1);
             for (_, p) in &item.list.rest {
+                outcomes.push(state.clone());
                 let out = self.pipeline(p, state, &f);
                 printed = concat(printed, out);
+            }
+            outcomes.push(state.clone());
+            if let Some(joined) = branches::join(outcomes) {
+                *state = joined;
             }
         }
         printed
@@ -845,12 +894,24 @@ impl<'c, 'a> Walker<'c, 'a> {
             Command::If { branches, otherwise, redirects } => {
                 let redirs = self.compound_redirects(redirects, state, frame);
                 let f = self.compound_frame(redirects, frame, &redirs);
+                // Each arm starts where the conditions before it left the state.
+                let mut outcomes = Vec::with_capacity(branches.len() + 1);
                 for (condition, body) in branches {
                     self.script(condition, state, &f);
-                    self.script(body, state, &f);
+                    let mut taken = state.clone();
+                    self.script(body, &mut taken, &f);
+                    outcomes.push(taken);
                 }
-                if let Some(body) = otherwise {
-                    self.script(body, state, &f);
+                match otherwise {
+                    Some(body) => {
+                        let mut taken = state.clone();
+                        self.script(body, &mut taken, &f);
+                        outcomes.push(taken);
+                    }
+                    None => outcomes.push(state.clone()),
+                }
+                if let Some(joined) = branches::join(outcomes) {
+                    *state = joined;
                 }
                 None
             }
@@ -858,7 +919,12 @@ impl<'c, 'a> Walker<'c, 'a> {
                 let redirs = self.compound_redirects(redirects, state, frame);
                 let f = self.compound_frame(redirects, frame, &redirs);
                 self.script(condition, state, &f);
+                // The body may not run at all.
+                let before = state.clone();
                 self.script(body, state, &f);
+                if let Some(joined) = branches::join(vec![before, state.clone()]) {
+                    *state = joined;
+                }
                 None
             }
             Command::For { name, words, body, redirects } => {
@@ -918,11 +984,23 @@ impl<'c, 'a> Walker<'c, 'a> {
             Command::Case { word, arms, redirects } => {
                 self.compound_redirects(redirects, state, frame);
                 self.word(word, state, frame);
+                let mut outcomes = Vec::with_capacity(arms.len() + 1);
+                let mut every_word = false;
                 for (patterns, body) in arms {
                     for p in patterns {
                         self.word(p, state, frame);
+                        every_word |= p.bare() == Some("*");
                     }
-                    self.script(body, state, frame);
+                    let mut taken = state.clone();
+                    self.script(body, &mut taken, frame);
+                    outcomes.push(taken);
+                }
+                // No arm may match.
+                if !every_word {
+                    outcomes.push(state.clone());
+                }
+                if let Some(joined) = branches::join(outcomes) {
+                    *state = joined;
                 }
                 None
             }
@@ -939,9 +1017,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                 f.function = Some(name.clone());
                 let mut sub = state.clone();
                 self.command(body, &mut sub, &f);
-                // A function that changes `IFS` changes it wherever it is called: from here on it is unknown.
-                if sub.var("IFS").map(|v| v.0) != state.var("IFS").map(|v| v.0) {
-                    Rc::make_mut(&mut state.vars).insert("IFS".into(), Var { value: None, secret: false });
+                // What the function assigns (`IFS` among them) it assigns wherever it is called:
+                // from here on a variable may hold what it held or what the function left.
+                if let Some(joined) = branches::join(vec![sub, state.clone()]) {
+                    *state = joined;
                 }
                 Some(String::new())
             }
@@ -1035,10 +1114,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     arg.secret |= sub.secret;
                 }
                 Part::Param(param) => {
-                    let rest = self.parts(&param.rest, state, frame);
-                    arg.subs.extend(rest.subs);
-                    arg.procs.extend(rest.procs);
-                    arg.secret |= rest.secret;
+                    let op = if param.rest.is_empty() { None } else { self.operator(param, state, frame, &mut arg) };
                     let var = state.var(&param.name);
                     arg.secret |= var.is_some_and(|v| v.1);
                     let value = var.and_then(|v| v.0.map(String::from));
@@ -1046,7 +1122,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let (known, elements) = if param.rest.is_empty() {
                         (value, false)
                     } else {
-                        match parameters::expand(param, value, rest.text.as_deref(), state, &mut arg.secret) {
+                        match parameters::expand(param, value, op.as_deref(), state, !self.nocase, &mut arg.secret) {
                             Some(e) => (Some(e.text), e.elements),
                             None => (None, false),
                         }
@@ -1090,6 +1166,70 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
         }
         arg
+    }
+
+    /// What follows a parameter's name (`:-word`, `/x/y`, `[1]`), expanded
+    /// part by part: quoted characters and those an expansion produced are
+    /// escaped by a backslash (but for the pattern characters of an
+    /// unquoted expansion), as [`super::operators`] reads them. `None` when
+    /// part of it is only known at run time. Out of line: few words have one.
+    #[inline(never)]
+    fn operator(&mut self, param: &Param, state: &mut State, frame: &Frame, arg: &mut Expanding) -> Option<String> {
+        let mut op = Some(String::new());
+        let escape = |out: &mut String, text: &str, glob: bool| {
+            for c in text.chars() {
+                if !(c.is_alphanumeric() || (glob && matches!(c, '*' | '?' | '[' | ']'))) {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+        };
+        for part in &param.rest {
+            let e = self.parts(core::slice::from_ref(part), state, frame);
+            arg.subs.extend(e.subs);
+            arg.procs.extend(e.procs);
+            arg.secret |= e.secret;
+            match (&mut op, e.text) {
+                (Some(out), Some(text)) => match part {
+                    Part::Lit { quoted: false, .. } => out.push_str(&text),
+                    Part::Lit { quoted: true, .. } | Part::Double(_) => escape(out, &text, false),
+                    _ => escape(out, &text, true),
+                },
+                _ => op = None,
+            }
+        }
+        // `${f:=word}`: a variable not known to be set may now hold the word.
+        if let Some(word) = op.as_deref().and_then(|o| o.strip_prefix(':').unwrap_or(o).strip_prefix('='))
+            && state.var(&param.name).is_none_or(|v| v.0.is_none())
+            && super::is_name(&param.name)
+        {
+            let word: String = {
+                let mut w = String::new();
+                let mut chars = word.chars();
+                while let Some(c) = chars.next() {
+                    w.extend(if c == '\\' { chars.next() } else { Some(c) });
+                }
+                w
+            };
+            assign_elements(state, param.name.clone(), true, vec![word]);
+        }
+        op
+    }
+
+    /// An assigned element's subscript as the script gives it (`p[$i]=…`,
+    /// `p["1"]=…`), what it runs analysed; `?` when only known at run time.
+    #[inline(never)]
+    fn subscript(&mut self, raw: &str, state: &mut State, frame: &Frame) -> String {
+        if raw.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return raw.to_string();
+        }
+        match super::parse_expansions(raw, 0) {
+            Ok(parts) => self.parts(&parts, state, frame).text.map_or_else(
+                || "?".to_string(),
+                |t| t.chars().filter(|c| !matches!(c, '"' | '\'' | ' ' | '\t')).collect(),
+            ),
+            Err(_) => "?".to_string(),
+        }
     }
 
     /// Analyses a substituted script in a subshell and returns its invocations.
@@ -1187,8 +1327,9 @@ impl<'c, 'a> Walker<'c, 'a> {
         for a in &simple.assigns {
             if let (Some(index), AssignValue::Scalar(w)) = (&a.index, &a.value) {
                 // `p[1]=/etc/shadow`: one element.
+                let index = self.subscript(index, state, frame);
                 let value = self.word(w, state, frame);
-                elements.push((a.name.clone(), index.clone(), value.text.as_deref().map(String::from)));
+                elements.push((a.name.clone(), index.clone(), a.append, value));
                 continue;
             }
             let value = match &a.value {
@@ -1249,6 +1390,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                     continue;
                 }
             }
+            // `"${p[@]}"` of an array of no elements is no word at all.
+            if state.maybe.is_some() && parameters::vanishes(w, state) {
+                continue;
+            }
             // `${x:-.env}` with `x` unknown: the word as the default makes it
             // is one more argument, so that what it may name is judged too.
             // (Plain text, the commonest word, has none.)
@@ -1295,12 +1440,13 @@ impl<'c, 'a> Walker<'c, 'a> {
                 parameters::assign_indexed(state, &name, append, exact);
                 assign_elements(state, name, append, known);
             }
-            for (name, index, value) in elements {
-                parameters::assign_element(state, &name, &index, value.clone());
-                if index == "0" && state.var(&name).is_none_or(|v| v.0.is_some()) {
-                    Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value: value.clone(), secret: false });
+            for (name, index, append, value) in elements {
+                let mut text = value.text.as_deref().map(String::from);
+                // `p[0]+=ow`: appended to the element it holds.
+                if append {
+                    text = text.and_then(|t| Some(parameters::element(state, &name, &index)? + &t));
                 }
-                assign_elements(state, name, true, value.into_iter().collect());
+                parameters::assign_named(state, &format!("{name}[{index}]"), text, value.secret);
             }
             // `$(< file)` prints the file's contents (bash), only known at run time.
             let prints_file = redirs.iter().any(|r| r.op.reads() && r.fd.is_none_or(|fd| fd == 0));
@@ -1311,7 +1457,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             return if prints_file { None } else { Some(String::new()) };
         }
-        let mut env = Env { secret: assigns.iter().any(|(_, _, v)| v.secret), loads: Vec::new() };
+        let mut env = Env { secret: assigns.iter().any(|(_, _, v)| v.secret), loads: Vec::new(), ifs: None };
         for (name, _, value) in &assigns {
             env.add(name, value);
         }
@@ -1864,6 +2010,14 @@ impl<'c, 'a> Walker<'c, 'a> {
                     Rc::make_mut(&mut state.vars).insert("OLDPWD".into(), Var { value: old, secret: false });
                 }
                 "export" | "declare" | "typeset" | "local" | "readonly" => {
+                    // `declare -n r=p`: what `r` changes is `p`, so no array is known by index any more.
+                    let nameref = argv.iter().skip(1).filter_map(Arg::known).any(|t| {
+                        t.strip_prefix('-').is_some_and(|o| o.contains('n'))
+                            || t.strip_prefix('+').is_some_and(|o| o.contains('n'))
+                    });
+                    if nameref && let Some(maybe) = state.maybe.as_mut() {
+                        Rc::make_mut(maybe).indexed.clear();
+                    }
                     for a in argv.iter().skip(1) {
                         let text = a.prefix();
                         if let Some(name) = a.known().filter(|t| environment::holds_code(t)) {
@@ -1880,6 +2034,15 @@ impl<'c, 'a> Walker<'c, 'a> {
                             Some(n) => (n, v, true),
                             None => (n, v, false),
                         });
+                        // `declare 'p[1]=/'`: one element.
+                        if let Some((name, value, append)) = split
+                            && !append
+                            && name.contains('[')
+                        {
+                            let value = a.known().map(|_| value.to_string());
+                            parameters::assign_named(state, name, value, a.secret);
+                            continue;
+                        }
                         if let Some((name, value, append)) = split
                             && super::is_name(name)
                         {
@@ -1901,7 +2064,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                             // `declare -a p=(a b)`: the parser hands the array over as one word.
                             if let Some(inner) = value.as_deref().and_then(|v| v.strip_prefix('(')?.strip_suffix(')')) {
                                 let elements = inner.split_ascii_whitespace().map(String::from).collect();
+                                parameters::assign_indexed(state, name, append, None);
                                 assign_elements(state, name.to_string(), append, elements);
+                            } else {
+                                parameters::assign_first(state, name, value.clone());
                             }
                             Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret: a.secret });
                         }
@@ -1917,6 +2083,15 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 "unset" => {
                     for a in argv.iter().skip(1).filter_map(Arg::known) {
+                        // `unset 'p[0]'`: what the array holds is no longer known by index.
+                        if let Some((base, _)) = a.split_once('[') {
+                            parameters::forget_indexed(state, base);
+                            if super::is_name(base) {
+                                Rc::make_mut(&mut state.vars)
+                                    .insert(base.to_string(), Var { value: None, secret: false });
+                            }
+                            continue;
+                        }
                         // Without `IFS`, a shell splits as with the default.
                         let value = if a == "IFS" { super::fields::DEFAULT_IFS } else { "" };
                         Rc::make_mut(&mut state.vars)
@@ -1935,13 +2110,25 @@ impl<'c, 'a> Walker<'c, 'a> {
                             .iter()
                             .any(|r| r.target.secret || (r.op.reads() && r.path.as_deref().is_some_and(is_secret)))
                         || inv.stdin_from.iter().any(|r| self.any_secret(r));
+                    // `read 'p[1]'`: the array is no longer known by index.
+                    for t in argv.iter().skip(1).filter_map(Arg::known) {
+                        if let Some((base, _)) = t.split_once('[') {
+                            parameters::forget_indexed(state, base);
+                        }
+                    }
                     let names = assigned_names(program, &argv);
                     for name in names {
                         Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value: None, secret });
                         parameters::forget_indexed(state, name);
                     }
                     // `read a b <<< ".env x"`: the names take the fields of a known input's first line.
-                    match (program == "read").then(|| read_fields(&argv, &input, state)).flatten() {
+                    // `IFS=, read a b` splits at the separators it sets for itself.
+                    let ifs = match &env.ifs {
+                        Some(own) => own.clone(),
+                        None => state.var("IFS").and_then(|v| v.0.map(String::from)),
+                    };
+                    let fields = ifs.and_then(|ifs| read_fields(&argv, &input, &ifs));
+                    match fields.filter(|_| program == "read") {
                         Some(Read::Names(values)) => {
                             for (name, value) in values {
                                 Rc::make_mut(&mut state.vars).insert(name, Var { value: Some(value), secret });
@@ -1958,11 +2145,18 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 // `printf -v f .env`: what it would print, kept in `f`.
                 "printf" if argv.get(1).and_then(Arg::known) == Some("-v") => {
-                    if let Some(name) = argv.get(2).and_then(Arg::known).filter(|n| super::is_name(n)) {
+                    // `printf -v f .env`, `printf -v 'p[1]' %s /`.
+                    if let Some(name) = argv.get(2).and_then(Arg::known) {
                         let printed: Vec<Arg> = argv.iter().take(1).chain(argv.iter().skip(3)).cloned().collect();
                         let value = decode::output("printf", &printed, &Input::Nothing);
                         let secret = argv.iter().skip(3).any(|a| a.secret);
-                        Rc::make_mut(&mut state.vars).insert(name.to_string(), Var { value, secret });
+                        parameters::assign_named(state, name, value, secret);
+                    }
+                }
+                "shopt" => {
+                    let on = argv.iter().any(|a| a.known() == Some("-s"));
+                    if on && argv.iter().any(|a| a.known().is_none_or(|t| t == "nocasematch")) {
+                        self.nocase = true;
                     }
                 }
                 _ => {}
@@ -2747,6 +2941,24 @@ fn array_read<'s>(parts: &[Part], arrays: &'s BTreeMap<String, Vec<String>>) -> 
     parts.iter().find_map(|p| match p {
         Part::Param(param) if reads_element(param) => arrays.get(&param.name),
         Part::Double(inner) => array_read(inner, arrays),
+        _ => None,
+    })
+}
+
+/// The first variable the parts read through an operator (`${f/x/}`) whose
+/// value is only known at run time but which may hold known values
+/// ([`Maybe::arrays`]), with those values.
+fn operated_alternatives(parts: &[Part], state: &State) -> Option<(String, Vec<String>)> {
+    let arrays = &state.maybe.as_ref()?.arrays;
+    parts.iter().find_map(|p| match p {
+        Part::Param(param)
+            if !param.rest.is_empty()
+                && !matches!(param.rest.first(), Some(Part::Lit { text, .. }) if text.starts_with('['))
+                && state.var(&param.name).is_none_or(|v| v.0.is_none()) =>
+        {
+            arrays.get(&param.name).map(|values| (param.name.clone(), values.clone()))
+        }
+        Part::Double(inner) => operated_alternatives(inner, state),
         _ => None,
     })
 }

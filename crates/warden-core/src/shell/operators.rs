@@ -7,13 +7,18 @@
 //! the result out instead of leaving the word unknown. Anything it does not
 //! read exactly gives `None`, which leaves the word only known at run time
 //! as before: character classes (`[[:alpha:]]`) and extended patterns
-//! (`@(a|b)`) in a pattern, prompt expansion (`@P`), and values or
+//! (`@(a|b)`) in a pattern, a negated bracket set that starts with `]`
+//! (which bash reads differently in `${f/…}` and `${f#…}`), prompt
+//! expansion (`@P`), and values or
 //! patterns past [`MAX_OPERAND_CHARS`], [`MAX_PATTERN_TOKENS`] or
 //! [`MAX_MATCH_STEPS`].
 //!
 //! The operator text comes with quoted characters escaped by a backslash
 //! (`${f/"*"/}` is `/\*/`), so that quoted pattern characters match
-//! themselves, as in bash.
+//! themselves, as in bash; so do characters an expansion produced, other
+//! than the pattern characters of an unquoted one, so that they cannot
+//! spell an operator (`g='#'; ${f#$g}` removes one `#`). In a replacement,
+//! an unquoted `&` is the matched text (bash 5.2's `patsub_replacement`).
 
 use crate::prelude::*;
 
@@ -22,7 +27,7 @@ pub const MAX_OPERAND_CHARS: usize = 4096;
 /// Most tokens in a pattern (a character, `?`, `*` or a bracket set each).
 pub const MAX_PATTERN_TOKENS: usize = 64;
 /// Most pattern steps one operator may take before it gives up.
-pub const MAX_MATCH_STEPS: usize = 1 << 20;
+pub const MAX_MATCH_STEPS: usize = 1 << 16;
 
 /// The value `${name<op>}` expands to, where `value` is the name's known
 /// value and `op` what follows the name, quoted characters escaped.
@@ -71,22 +76,22 @@ pub fn apply(value: &str, op: &str) -> Option<String> {
             let mut out = String::with_capacity(value.len());
             for (i, c) in value.chars().enumerate() {
                 let changes = (all || i == 0) && (pattern.is_empty() || pattern.matches(&[c], &mut steps)?);
-                match (changes, first) {
-                    (false, _) => out.push(c),
-                    (true, '^') => out.extend(c.to_uppercase()),
-                    (true, ',') => out.extend(c.to_lowercase()),
-                    (true, _) if c.is_uppercase() => out.extend(c.to_lowercase()),
-                    (true, _) => out.extend(c.to_uppercase()),
-                }
+                out.push(match (changes, first) {
+                    (false, _) => c,
+                    (true, '^') => upper(c),
+                    (true, ',') => lower(c),
+                    (true, _) if c.is_uppercase() => lower(c),
+                    (true, _) => upper(c),
+                });
             }
             Some(out)
         }
         '@' => match after(1) {
-            "U" => Some(value.to_uppercase()),
-            "L" => Some(value.to_lowercase()),
+            "U" => Some(value.chars().map(upper).collect()),
+            "L" => Some(value.chars().map(lower).collect()),
             "u" => {
                 let mut chars = value.chars();
-                Some(chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default())
+                Some(chars.next().map(|c| core::iter::once(upper(c)).chain(chars).collect()).unwrap_or_default())
             }
             "Q" => Some(format!("'{}'", value.replace('\'', "'\\''"))),
             "E" => super::decode::ansi_c(value),
@@ -94,6 +99,22 @@ pub fn apply(value: &str, op: &str) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// A character in upper case as bash changes one (`towupper`: one
+/// character for one, so `ß` stays `ß`).
+fn upper(c: char) -> char {
+    let mut mapped = c.to_uppercase();
+    match (mapped.next(), mapped.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
+}
+
+/// A character in lower case as bash changes one (`towlower`: `İ` is `i`,
+/// the Kelvin sign `k`).
+fn lower(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
 }
 
 /// Quote removal of an operator's word: a backslash keeps the next character.
@@ -127,10 +148,7 @@ pub fn span(len: usize, spec: &str) -> Option<core::ops::Range<usize>> {
             Some(d) => (true, d.trim_start()),
             None => (false, s.strip_prefix('+').unwrap_or(s)),
         };
-        if digits.is_empty() || digits.len() > 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let n: i64 = digits.parse().ok()?;
+        let n = i64::try_from(number(digits)?).ok()?;
         Some(if negative { -n } else { n })
     };
     let (offset, length) = match spec.split_once(':') {
@@ -155,6 +173,22 @@ pub fn span(len: usize, spec: &str) -> Option<core::ops::Range<usize>> {
     Some(usize::try_from(start).ok()?..usize::try_from(end).ok()?)
 }
 
+/// A number as bash's arithmetic reads it: decimal, octal after a leading
+/// `0` (`010` is 8), hexadecimal after `0x`; `None` for anything else.
+pub fn number(text: &str) -> Option<u64> {
+    let (digits, radix) = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        (hex, 16)
+    } else if text.len() > 1 && text.starts_with('0') {
+        (&text[1..], 8)
+    } else {
+        (text, 10)
+    };
+    if digits.is_empty() || digits.len() > 8 {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
 /// `${f/pattern/with}` and its forms `//` (every match), `/#` (at the
 /// start) and `/%` (at the end); `spec` is what follows the first `/`.
 fn substitute(value: &str, spec: &str) -> Option<String> {
@@ -164,9 +198,10 @@ fn substitute(value: &str, spec: &str) -> Option<String> {
         Some('%') => ('%', spec.get(1..)?),
         _ => (' ', spec),
     };
-    let (pattern, with) = match unescaped_slash(spec) {
-        Some(at) => (spec.get(..at)?, unescape(spec.get(at + 1..)?)),
-        None => (spec, String::new()),
+    // After `//` the pattern's first character is never the separator (`${f///x}` removes `/x`).
+    let (pattern, with) = match unescaped_slash(spec, mode == '/') {
+        Some(at) => (spec.get(..at)?, spec.get(at + 1..)?),
+        None => (spec, ""),
     };
     let pattern = Pattern::new(pattern)?;
     let chars: Vec<char> = value.chars().collect();
@@ -174,11 +209,11 @@ fn substitute(value: &str, spec: &str) -> Option<String> {
     let keep = |range: core::ops::Range<usize>| chars.get(range).map(|c| c.iter().collect::<String>());
     match mode {
         '#' => Some(match pattern.longest_from(&chars, 0, &mut steps)? {
-            Some(end) => with + &keep(end..chars.len())?,
+            Some(end) => replacement(with, &keep(0..end)?) + &keep(end..chars.len())?,
             None => value.to_string(),
         }),
         '%' => Some(match pattern.suffix(&chars, true, &mut steps)? {
-            Some(start) => keep(0..start)? + &with,
+            Some(start) => keep(0..start)? + &replacement(with, &keep(start..chars.len())?),
             None => value.to_string(),
         }),
         _ => {
@@ -188,7 +223,7 @@ fn substitute(value: &str, spec: &str) -> Option<String> {
             while at < chars.len() {
                 match pattern.longest_from(&chars, at, &mut steps)? {
                     Some(end) if end > at && !pattern.is_empty() => {
-                        out.push_str(&with);
+                        out.push_str(&replacement(with, &keep(at..end)?));
                         at = end;
                         if mode != '/' {
                             out.push_str(&keep(at..chars.len())?);
@@ -206,14 +241,30 @@ fn substitute(value: &str, spec: &str) -> Option<String> {
     }
 }
 
-/// Where the first `/` not escaped by a backslash is.
-fn unescaped_slash(text: &str) -> Option<usize> {
+/// The replacement of one match: quote removal, and an unquoted `&` is
+/// the matched text.
+fn replacement(with: &str, matched: &str) -> String {
+    let mut out = String::with_capacity(with.len());
+    let mut chars = with.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            '&' => out.push_str(matched),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Where the first `/` not escaped by a backslash is, past the first
+/// character when `past_first`.
+fn unescaped_slash(text: &str, past_first: bool) -> Option<usize> {
     let mut escaped = false;
     for (i, c) in text.char_indices() {
         match c {
             _ if escaped => escaped = false,
             '\\' => escaped = true,
-            '/' => return Some(i),
+            '/' if !(past_first && i == 0) => return Some(i),
             _ => {}
         }
     }
@@ -391,6 +442,10 @@ fn bracket(chars: &[char], from: usize) -> Option<Option<(Token, usize)>> {
     if negated {
         i += 1;
     }
+    // bash reads a negated set that starts with `]` one way in `${f#…}` and another in `${f/…}`.
+    if negated && chars.get(i) == Some(&']') {
+        return None;
+    }
     let mut ranges = Vec::new();
     let mut first = true;
     loop {
@@ -462,6 +517,20 @@ mod tests {
         ("a negated set", "abc", "//[!b]/", Some("b")),
         ("a range", "a1b2", "//[0-9]/", Some("ab")),
         ("an unclosed bracket is literal", "a[b", "/[/", Some("ab")),
+        ("a negated set that starts with a bracket is not read", "/", "/[!]]/X", None),
+        ("a set that starts with a bracket holds it", "/etc/shadoW", "/[]W]/w", Some("/etc/shadow")),
+        ("a pattern after two slashes may start with a slash", "./x", "///x", Some(".")),
+        ("a slash pattern replaced everywhere", "a/b/c", "////x", Some("axbxc")),
+        ("an ampersand is the matched text", "/", "/\\//&", Some("/")),
+        ("two ampersands are the match twice", ".", "/./&&", Some("..")),
+        ("a quoted ampersand is an ampersand", "abc", "//b/\\&", Some("a&c")),
+        ("an ampersand in a replacement at the start", "shadow", "/#sha/&", Some("shadow")),
+        ("an escaped anchor character is matched", ".#.", "/\\#/", Some("..")),
+        ("an offset with a leading zero is octal", "abcdefgh/xy", ":010:1", Some("/")),
+        ("a hexadecimal offset", "abcdefghijklmnopq", ":0x10", Some("q")),
+        ("a dotted capital I is lowered to i", "credent\u{130}als", ",,", Some("credentials")),
+        ("the Kelvin sign is lowered to k", "\u{212a}ey", "@L", Some("key")),
+        ("a sharp s stays itself when raised", "stra\u{df}e", "^^", Some("STRA\u{df}E")),
         ("a character class is not read", "a1", "//[[:digit:]]/", None),
         ("an extended pattern is not read", "ab", "//@(a|b)/", None),
         ("everything lowered", "/ETC/SHADOW", ",,", Some("/etc/shadow")),

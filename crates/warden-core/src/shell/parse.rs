@@ -199,12 +199,6 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
-/// What an array subscript assigned to is read with: numbers, names and
-/// arithmetic, but no expansion (which stays a word, see [`Assign::index`]).
-fn is_subscript_char(c: char) -> bool {
-    is_name_char(c) || matches!(c, '+' | '-' | '*' | '/' | '%' | '@')
-}
-
 fn is_special_param(c: char) -> bool {
     matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-')
 }
@@ -1127,15 +1121,9 @@ impl<'a> Parser<'a> {
         // `p[0]=value`: an element of an array.
         let mut index = None;
         if self.chars.get(i) == Some('[') {
-            let mut j = i + 1;
-            while self.chars.get(j).is_some_and(is_subscript_char) {
-                j += 1;
-            }
-            if j == i + 1 || self.chars.get(j) != Some(']') {
-                return Ok(None);
-            }
-            index = Some(self.chars.text(i + 1, j).into_owned());
-            i = j + 1;
+            let Some(close) = self.subscript_end(i + 1) else { return Ok(None) };
+            index = Some(self.chars.text(i + 1, close).into_owned());
+            i = close + 1;
         }
         let append = self.chars.get(i) == Some('+');
         let eq = if append { i + 1 } else { i };
@@ -1170,6 +1158,32 @@ impl<'a> Parser<'a> {
             self.word()?
         };
         Ok(Some(Assign { name, index, append, value: AssignValue::Scalar(value) }))
+    }
+
+    /// Where the `]` that closes an assignment's subscript starting at
+    /// `from` is, as bash finds it: brackets nest, quotes and `$(…)` hide
+    /// what they hold, and a newline or the end means it is no subscript.
+    fn subscript_end(&self, from: usize) -> Option<usize> {
+        let (mut depth, mut quote, mut parens) = (0usize, None, 0usize);
+        let mut j = from;
+        loop {
+            let c = self.chars.get(j)?;
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some('"'), '\\') => j += 1,
+                (Some(_), _) => {}
+                (None, '\n') => return None,
+                (None, '\\') => j += 1,
+                (None, '\'' | '"' | '`') => quote = Some(c),
+                (None, '(') => parens += 1,
+                (None, ')') => parens = parens.checked_sub(1)?,
+                (None, '[') if parens == 0 => depth += 1,
+                (None, ']') if parens == 0 && depth == 0 => return (j > from).then_some(j),
+                (None, ']') if parens == 0 => depth -= 1,
+                _ => {}
+            }
+            j += 1;
+        }
     }
 
     /// One word in ordinary context.

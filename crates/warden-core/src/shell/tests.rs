@@ -333,15 +333,24 @@ mod analysis {
     }
 
     #[test]
-    fn state_changed_in_a_subshell_a_pipeline_stage_or_a_function_body_stays_there() {
+    fn state_changed_in_a_subshell_or_a_pipeline_stage_stays_there_and_a_function_may_assign_where_called() {
         // Each copy of the shell's state is shared until one changes it: a
         // change must reach neither the copy it came from nor its siblings.
+        // A function body's assignments may happen wherever it is called, so
+        // after its definition `x` may hold `/boot` too; its `cd` stays there.
         let a = run("x=/tmp; (x=/etc; cd /; rm -rf $x); rm -rf $x; cd /usr | true; rm -rf z; \
                      x=/var | rm -rf $x; rm -rf $x; f() { x=/boot; cd /; }; rm -rf $x z; cd /opt; rm -rf $x z");
         let writes: Vec<Vec<String>> =
             a.invocations.iter().filter(|i| i.program == "rm").map(|i| i.writes.clone()).collect();
-        let expected: [&[&str]; 7] =
-            [&["/etc"], &["/tmp"], &["/ws/z"], &["/tmp"], &["/tmp"], &["/tmp", "/ws/z"], &["/tmp", "/opt/z"]];
+        let expected: [&[&str]; 7] = [
+            &["/etc"],
+            &["/tmp"],
+            &["/ws/z"],
+            &["/tmp"],
+            &["/tmp"],
+            &["/boot", "/tmp", "/ws/z"],
+            &["/boot", "/tmp", "/opt/z"],
+        ];
         assert_eq!(writes, expected.map(|w| w.iter().map(|p| p.to_string()).collect::<Vec<_>>()), "{a:?}");
     }
 

@@ -24,19 +24,26 @@ pub(super) struct Expanded {
     pub elements: bool,
 }
 
-/// `${name<rest>}` with `value` the name's known value (if any) and
-/// `expanded` what the rest expands to; `secret` is set when the value
-/// read carries a secret.
+/// `${name<rest>}` with `value` the name's known value (if any) and `op`
+/// what the rest expands to, quoted and expanded characters escaped (see
+/// [`operators`]); `secret` is set when the value read carries a secret.
+/// `patterns` is false once the script made matching case-blind
+/// (`shopt -s nocasematch`), which these patterns do not follow.
 pub(super) fn expand(
     param: &Param,
     value: Option<String>,
-    expanded: Option<&str>,
+    op: Option<&str>,
     state: &State,
+    patterns: bool,
     secret: &mut bool,
 ) -> Option<Expanded> {
-    let expanded = expanded?;
-    let escaped = escaped(&param.rest);
-    let op = escaped.as_deref().unwrap_or(expanded);
+    let op = op?;
+    let apply = |value: &str, op: &str| {
+        if !patterns && op.starts_with(['#', '%', '/', '^', ',', '~']) {
+            return None;
+        }
+        operators::apply(value, op)
+    };
     let one = |text: String| Expanded { text, elements: false };
     // `${!n}`: the variable `n` names (the parser reads `!` as the name `$!`).
     let indirect = match param.name.as_str() {
@@ -53,78 +60,62 @@ pub(super) fn expand(
         }
         let (value, carries) = state.var(target)?;
         *secret |= carries;
-        return operators::apply(value?, op).map(one);
+        return apply(value?, op).map(one);
     }
-    if let Some(subscript) = op.strip_prefix('[') {
-        let close = subscript.find(']')?;
-        let (index, op) = (subscript.get(..close)?, subscript.get(close + 1..)?);
-        let elements = state.maybe.as_ref()?.indexed.get(&param.name)?;
-        if matches!(index, "@" | "*") {
-            let all: Vec<&str> = elements.iter().map(|e| e.as_deref()).collect::<Option<_>>()?;
-            let taken: Vec<String> = match op.strip_prefix(':').filter(|s| !s.starts_with(['-', '=', '?', '+'])) {
-                // `${p[@]:1:2}` slices the elements, not their text.
-                Some(spec) => slice(&all, spec)?,
-                None => all.iter().map(|e| operators::apply(e, op)).collect::<Option<_>>()?,
-            };
-            return Some(Expanded { text: taken.join(" "), elements: true });
-        }
-        let n = element_index(index, elements.len())?;
-        // An element never assigned is empty.
-        let element = match elements.get(n) {
-            Some(e) => e.as_deref()?,
-            None => "",
+    let Some(subscript) = op.strip_prefix('[') else { return apply(&value?, op).map(one) };
+    let close = subscript.find(']')?;
+    let (index, op) = (subscript.get(..close)?, subscript.get(close + 1..)?);
+    let Some(elements) = state.maybe.as_ref().and_then(|m| m.indexed.get(&param.name)) else {
+        // `${s[0]}` of a variable of one known value, never an array.
+        let unknown_array = state.maybe.as_ref().is_some_and(|m| m.arrays.contains_key(&param.name));
+        return match (element_index(index, 1, state)?, unknown_array) {
+            (0, false) => apply(&value?, op).map(one),
+            (_, false) if value.is_some() => apply("", op).map(one),
+            _ => None,
         };
-        return operators::apply(element, op).map(one);
+    };
+    if matches!(index, "@" | "*") {
+        let all: Vec<&str> = elements.iter().map(|e| e.as_deref()).collect::<Option<_>>()?;
+        let taken: Vec<String> = match op.strip_prefix(':').filter(|s| !s.starts_with(['-', '=', '?', '+'])) {
+            // `${p[@]:1:2}` slices the elements, not their text.
+            Some(spec) => slice(&all, spec)?,
+            None => all.iter().map(|e| apply(e, op)).collect::<Option<_>>()?,
+        };
+        // Joined with the first separator character: `"${p[*]}"` is one word,
+        // `"${p[@]}"` a word an element.
+        let ifs = state.var("IFS")?.0?;
+        let joint: String = ifs.chars().take(1).collect();
+        return Some(Expanded { text: taken.join(&joint), elements: index == "@" });
     }
-    operators::apply(&value?, op).map(one)
+    let n = element_index(index, elements.len(), state)?;
+    // An element past the last is empty.
+    let element = match elements.get(n) {
+        Some(e) => e.as_deref()?,
+        None => "",
+    };
+    apply(element, op).map(one)
 }
 
-/// The element a subscript names: a number, negative ones from the end.
-fn element_index(index: &str, len: usize) -> Option<usize> {
+/// The element a subscript names: a number (negative ones from the end,
+/// octal and hexadecimal ones as bash reads them), or a variable holding
+/// one (`${p[i]}`, as arithmetic reads a bare name).
+fn element_index(index: &str, len: usize, state: &State) -> Option<usize> {
     let index = index.trim();
+    let index = match state.var(index) {
+        Some((value, _)) if crate::shell::is_name(index) => value?.trim(),
+        _ => index,
+    };
     let (negative, digits) = match index.strip_prefix('-') {
         Some(d) => (true, d),
         None => (false, index),
     };
-    if digits.is_empty() || digits.len() > 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: usize = digits.parse().ok()?;
+    let n = usize::try_from(operators::number(digits)?).ok()?;
     if negative { len.checked_sub(n) } else { Some(n) }
 }
 
 /// `${p[@]:offset:length}` over the elements.
 fn slice(elements: &[&str], spec: &str) -> Option<Vec<String>> {
     Some(elements.get(operators::span(elements.len(), spec)?)?.iter().map(|e| e.to_string()).collect())
-}
-
-/// The operator text with quoted characters escaped by a backslash, so that
-/// a quoted pattern character matches itself (`${f/"*"/}`); `None` when the
-/// text holds an expansion, whose expanded text is used as it is.
-fn escaped(parts: &[Part]) -> Option<String> {
-    let mut out = String::new();
-    let quote = |out: &mut String, text: &str| {
-        for c in text.chars() {
-            if !c.is_alphanumeric() {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-    };
-    for part in parts {
-        match part {
-            Part::Lit { text, quoted: false } => out.push_str(text),
-            Part::Lit { text, quoted: true } => quote(&mut out, text),
-            Part::Double(inner) => {
-                for p in inner {
-                    let Part::Lit { text, .. } = p else { return None };
-                    quote(&mut out, text);
-                }
-            }
-            _ => return None,
-        }
-    }
-    Some(out)
 }
 
 /// Whether a word assigned as an array element is exactly one known
@@ -171,7 +162,7 @@ pub(super) fn assign_indexed(state: &mut State, name: &str, append: bool, exact:
 pub(super) fn assign_element(state: &mut State, name: &str, index: &str, value: Option<String>) {
     let scalar = state.var(name).map(|v| v.0.map(String::from));
     let unknown_array = state.maybe.as_ref().is_some_and(|m| m.arrays.contains_key(name));
-    let n = element_index(index, 0).filter(|&n| n < MAX_INDEXED_ELEMENTS);
+    let n = element_index(index, 0, state).filter(|&n| n < MAX_INDEXED_ELEMENTS);
     let maybe = Rc::make_mut(state.maybe.get_or_insert_default());
     let Some(n) = n else {
         maybe.indexed.remove(name);
@@ -187,11 +178,14 @@ pub(super) fn assign_element(state: &mut State, name: &str, index: &str, value: 
             None => Vec::new(),
         }),
     };
-    if held.len() <= n {
-        held.resize(n + 1, Some(String::new()));
+    // An element past the end leaves a gap, which slices skip: no longer held by index.
+    if n > held.len() {
+        maybe.indexed.remove(name);
+        return;
     }
-    if let Some(slot) = held.get_mut(n) {
-        *slot = value;
+    match held.get_mut(n) {
+        Some(slot) => *slot = value,
+        None => held.push(value),
     }
 }
 
@@ -211,5 +205,65 @@ pub(super) fn assign_first(state: &mut State, name: &str, value: Option<String>)
 pub(super) fn forget_indexed(state: &mut State, name: &str) {
     if let Some(maybe) = state.maybe.as_mut().filter(|m| m.indexed.contains_key(name)) {
         Rc::make_mut(maybe).indexed.remove(name);
+    }
+}
+
+/// What an element holds now, when known: `None` for an array not held by
+/// index (or an element only known at run time).
+pub(super) fn element(state: &State, name: &str, index: &str) -> Option<String> {
+    match state.maybe.as_ref().and_then(|m| m.indexed.get(name)) {
+        Some(held) => {
+            let n = element_index(index, held.len(), state)?;
+            match held.get(n) {
+                Some(e) => e.clone(),
+                None => Some(String::new()),
+            }
+        }
+        None if element_index(index, 1, state)? == 0 => state.var(name)?.0.map(String::from),
+        None => None,
+    }
+}
+
+/// Assigns `value` to `target`, a name or an element (`p[1]`), as `read`,
+/// `printf -v` and `declare` do: an element is placed by index when its
+/// subscript is known, and is one more value the array may hold.
+pub(super) fn assign_named(state: &mut State, target: &str, value: Option<String>, secret: bool) {
+    if let Some((base, rest)) = target.split_once('[') {
+        let Some(index) = rest.strip_suffix(']').filter(|_| crate::shell::is_name(base)) else { return };
+        let at_first = element_index(index, 1, state) == Some(0);
+        let unknown_array = state.maybe.as_ref().is_some_and(|m| m.arrays.contains_key(base));
+        assign_element(state, base, index, value.clone());
+        if at_first && !unknown_array {
+            Rc::make_mut(&mut state.vars).insert(base.to_string(), Var { value: value.clone(), secret });
+        } else if !state.maybe.as_ref().is_some_and(|m| m.indexed.contains_key(base)) {
+            // Not held by index: `$p` may be anything it held or this.
+            let old = state.var(base).and_then(|v| v.0.map(String::from));
+            Rc::make_mut(&mut state.vars).insert(base.to_string(), Var { value: None, secret });
+            assign_elements(state, base.to_string(), true, old.into_iter().collect());
+        }
+        assign_elements(state, base.to_string(), true, value.into_iter().collect());
+        return;
+    }
+    if !crate::shell::is_name(target) {
+        return;
+    }
+    assign_first(state, target, value.clone());
+    Rc::make_mut(&mut state.vars).insert(target.to_string(), Var { value, secret });
+}
+
+/// Whether the word is only `"${p[@]}"` (or `${p[@]}`, `${p[*]}`) of an
+/// array held by index with no elements, which expands to no word.
+pub(super) fn vanishes(word: &Word, state: &State) -> bool {
+    let empty_all = |p: &Param, quoted: bool| {
+        let all = match p.rest.as_slice() {
+            [Part::Lit { text, .. }] => &**text == "[@]" || (!quoted && &**text == "[*]"),
+            _ => false,
+        };
+        all && state.maybe.as_ref().and_then(|m| m.indexed.get(&p.name)).is_some_and(Vec::is_empty)
+    };
+    match word.0.as_slice() {
+        [Part::Double(inner)] => matches!(inner.as_slice(), [Part::Param(p)] if empty_all(p, true)),
+        [Part::Param(p)] => empty_all(p, false),
+        _ => false,
     }
 }
