@@ -14,7 +14,9 @@
 //!
 //! Work is bounded: at most [`MAX_INVOCATIONS`] programs, [`MAX_STEPS`]
 //! commands visited, [`MAX_CODE_NESTING`] levels of code in strings, and
-//! [`MAX_LOOP_VALUES`] values per `for` loop. Past a bound the analysis
+//! [`MAX_LOOP_VALUES`] values per `for` loop walked one by one (a longer
+//! list is walked once, the variable holding any of them) and
+//! [`MAX_MAYBE_VALUES`] known values a variable may hold. Past a bound the analysis
 //! stops and reports [`ProblemKind::TooComplex`].
 
 use super::ast::*;
@@ -50,6 +52,10 @@ pub const MAX_CODE_NESTING: usize = 8;
 /// Most values of a `for` loop analysed one by one; longer lists are
 /// analysed once with an unknown value.
 pub const MAX_LOOP_VALUES: usize = 8;
+/// Most known values one variable is judged with where it is read (the
+/// elements an array may hold, the values arms of an `if` leave, a long
+/// loop's values); past it the analysis stops ([`ProblemKind::TooComplex`]).
+pub const MAX_MAYBE_VALUES: usize = 64;
 /// Invocations the analysis makes room for before it starts.
 const INITIAL_INVOCATIONS: usize = 4;
 /// Most wrappers unwrapped around one program.
@@ -408,6 +414,8 @@ struct Maybe {
     /// Arrays whose elements are all known, by index (`p=(a b)`, `p[3]=c`);
     /// `None` for an element only known at run time ([`parameters`]).
     indexed: BTreeMap<String, Vec<Option<String>>>,
+    /// A variable was given more than [`MAX_MAYBE_VALUES`] known values.
+    overflow: bool,
 }
 
 impl State {
@@ -819,6 +827,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             };
             let out = self.pipeline(&item.list.first, state, &f);
             printed = concat(printed, out);
+            if state.maybe.as_ref().is_some_and(|m| m.overflow) {
+                self.stop(&format!("a variable may hold more than {MAX_MAYBE_VALUES} known values"));
+            }
             if item.list.rest.is_empty() {
                 continue;
             }
@@ -832,6 +843,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             outcomes.push(state.clone());
             if let Some(joined) = branches::join(outcomes) {
                 *state = joined;
+            }
+            if state.maybe.as_ref().is_some_and(|m| m.overflow) {
+                self.stop(&format!("a variable may hold more than {MAX_MAYBE_VALUES} known values"));
             }
         }
         printed
@@ -965,11 +979,19 @@ impl<'c, 'a> Walker<'c, 'a> {
                                 }
                             }
                         }
-                        for value in elements.into_iter().take(MAX_LOOP_VALUES) {
-                            Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value: Some(value), secret });
+                        // A longer list of known values: the body once, the variable holding any of them.
+                        let many = match known {
+                            Some(list) if list.len() > MAX_LOOP_VALUES => list.iter().map(|v| v.to_string()).collect(),
+                            _ => Vec::new(),
+                        };
+                        for value in elements.iter().take(MAX_LOOP_VALUES) {
+                            let value = Some(value.clone());
+                            Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value, secret });
                             self.script(body, state, frame);
                         }
                         Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value: None, secret });
+                        elements.extend(many);
+                        assign_elements(state, name.clone(), false, elements);
                         self.script(body, state, frame);
                     }
                 }
@@ -2914,15 +2936,20 @@ fn assign_elements(state: &mut State, name: String, append: bool, elements: Vec<
     if elements.is_empty() {
         return;
     }
-    let arrays = &mut Rc::make_mut(state.maybe.get_or_insert_default()).arrays;
-    let held = arrays.entry(name).or_default();
+    let maybe = Rc::make_mut(state.maybe.get_or_insert_default());
+    let held = maybe.arrays.entry(name).or_default();
     if !append {
         held.clear();
     }
     for e in elements {
-        if held.len() < MAX_LOOP_VALUES && !held.contains(&e) {
-            held.push(e);
+        if held.contains(&e) {
+            continue;
         }
+        if held.len() >= MAX_MAYBE_VALUES {
+            maybe.overflow = true;
+            return;
+        }
+        held.push(e);
     }
 }
 

@@ -2750,6 +2750,30 @@ const CONDITIONAL_ASSIGNMENTS: &[Row] = &[
         "tools.allow",
     ),
     ("an and-or list that assigns nothing passes", "cd /ws && git status || true", Decision::Allow, "tools.allow"),
+    (
+        "each value of a long loop",
+        "for f in a b c d e f g h /etc/shadow; do cat $f; done",
+        Decision::Deny,
+        "path.protected",
+    ),
+    (
+        "each element of a long array looped over",
+        "p=(a b c d e f g h /etc/shadow); for f in \"${p[@]}\"; do cat \"$f\"; done",
+        Decision::Deny,
+        "path.protected",
+    ),
+    (
+        "a long loop over ordinary files passes",
+        "for f in a b c d e f g h i j; do cat $f.txt; done",
+        Decision::Allow,
+        "tools.allow",
+    ),
+    (
+        "more values than a variable is judged with stop the analysis",
+        "for f in v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26 v27 v28 v29 v30 v31 v32 v33 v34 v35 v36 v37 v38 v39 v40 v41 v42 v43 v44 v45 v46 v47 v48 v49 v50 v51 v52 v53 v54 v55 v56 v57 v58 v59 v60 v61 v62 v63 v64; do cat $f; done",
+        Decision::Deny,
+        "exec.too-complex",
+    ),
 ];
 
 #[test]
