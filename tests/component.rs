@@ -6,8 +6,10 @@ use warden_tests::{T0, TempDb, decided, runtime, tool_call};
 use wasmtime::component::Component;
 
 /// The size the release component must stay under: 3 MiB since the guest is
-/// linked with fat LTO for speed (about 2,816 KiB; 2,483 KiB without LTO).
-const MAX_COMPONENT_BYTES: usize = 3072 * 1024;
+/// linked with fat LTO for speed (about 2,816 KiB; 2,483 KiB without LTO),
+/// 3.25 MiB since the exec gate reads parameter operators, arrays by index
+/// and code that may not run (about 3,098 KiB, 100 KiB of it that reading).
+const MAX_COMPONENT_BYTES: usize = 3328 * 1024;
 
 #[test]
 fn component_imports_only_its_own_world() {

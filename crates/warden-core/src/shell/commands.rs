@@ -56,6 +56,9 @@ pub const MAX_LOOP_VALUES: usize = 8;
 /// elements an array may hold, the values arms of an `if` leave, a long
 /// loop's values); past it the analysis stops ([`ProblemKind::TooComplex`]).
 pub const MAX_MAYBE_VALUES: usize = 64;
+/// Most variables compared, over a whole script, where code that may not
+/// run ends ([`branches::join`]); past it the analysis stops.
+pub const MAX_JOIN_WORK: usize = 100_000;
 /// Invocations the analysis makes room for before it starts.
 const INITIAL_INVOCATIONS: usize = 4;
 /// Most wrappers unwrapped around one program.
@@ -373,6 +376,7 @@ pub fn analyse(script: &Script, context: &Context<'_>) -> Analysis {
         printed_wanted: false,
         cwd_seen: RefCell::new(None),
         nocase: false,
+        join_work: 0,
     };
     let mut state = State::new(context, context.home);
     walker.script(script, &mut state, &Frame::default());
@@ -416,6 +420,9 @@ struct Maybe {
     indexed: BTreeMap<String, Vec<Option<String>>>,
     /// A variable was given more than [`MAX_MAYBE_VALUES`] known values.
     overflow: bool,
+    /// Names whose values in [`Maybe::arrays`] are alternatives of one
+    /// value (left by arms that may not run, a long loop, `${f:=word}`).
+    alternatives: BTreeSet<String>,
 }
 
 impl State {
@@ -487,6 +494,8 @@ struct Walker<'c, 'a> {
     /// is in normal form (and its segments), found once for every path
     /// resolved there rather than for each.
     cwd_seen: RefCell<Option<(Rc<str>, Option<usize>)>>,
+    /// Variables compared by [`Walker::join`] so far.
+    join_work: usize,
     /// The script made pattern matching case-blind (`shopt -s nocasematch`):
     /// operators that match patterns are then only known when they run.
     nocase: bool,
@@ -672,6 +681,7 @@ fn assigned_names<'a>(program: &str, argv: &'a [Arg]) -> Vec<&'a str> {
 /// last one's, or every field an element of the `-a` array. `None` for
 /// other options and for a backslash `read` without `-r` would take as an
 /// escape.
+#[inline(never)]
 fn read_fields(argv: &[Arg], input: &Input, ifs: &str) -> Option<Read> {
     let Input::Text(text) = input else { return None };
     let (mut raw, mut array, mut names) = (false, None, Vec::new());
@@ -833,16 +843,15 @@ impl<'c, 'a> Walker<'c, 'a> {
             if item.list.rest.is_empty() {
                 continue;
             }
-            // `a && b || c`: each later pipeline may not run, so the list may end after any of them.
-            let mut outcomes = Vec::with_capacity(item.list.rest.len() + 1);
+            // `a && b || c`: each later pipeline may not run, so each one starts, and the
+            // list ends, after any of the ones before it.
             for (_, p) in &item.list.rest {
-                outcomes.push(state.clone());
+                let before = state.clone();
                 let out = self.pipeline(p, state, &f);
                 printed = concat(printed, out);
-            }
-            outcomes.push(state.clone());
-            if let Some(joined) = branches::join(outcomes) {
-                *state = joined;
+                if let Some(joined) = self.join(vec![before, state.clone()], true) {
+                    *state = joined;
+                }
             }
             if state.maybe.as_ref().is_some_and(|m| m.overflow) {
                 self.stop(&format!("a variable may hold more than {MAX_MAYBE_VALUES} known values"));
@@ -924,7 +933,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                     None => outcomes.push(state.clone()),
                 }
-                if let Some(joined) = branches::join(outcomes) {
+                if let Some(joined) = self.join(outcomes, true) {
                     *state = joined;
                 }
                 None
@@ -932,12 +941,14 @@ impl<'c, 'a> Walker<'c, 'a> {
             Command::Loop { condition, body, redirects, .. } => {
                 let redirs = self.compound_redirects(redirects, state, frame);
                 let f = self.compound_frame(redirects, frame, &redirs);
-                self.script(condition, state, &f);
-                // The body may not run at all.
-                let before = state.clone();
-                self.script(body, state, &f);
-                if let Some(joined) = branches::join(vec![before, state.clone()]) {
-                    *state = joined;
+                // The body may not run at all, or run again with what it left: two rounds.
+                for _ in 0..2 {
+                    self.script(condition, state, &f);
+                    let before = state.clone();
+                    self.script(body, state, &f);
+                    if let Some(joined) = self.join(vec![before, state.clone()], true) {
+                        *state = joined;
+                    }
                 }
                 None
             }
@@ -991,7 +1002,8 @@ impl<'c, 'a> Walker<'c, 'a> {
                         }
                         Rc::make_mut(&mut state.vars).insert(name.clone(), Var { value: None, secret });
                         elements.extend(many);
-                        assign_elements(state, name.clone(), false, elements);
+                        branches::replaced(state, name);
+                        branches::alternatives(state, name.clone(), elements);
                         self.script(body, state, frame);
                     }
                 }
@@ -1021,7 +1033,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 if !every_word {
                     outcomes.push(state.clone());
                 }
-                if let Some(joined) = branches::join(outcomes) {
+                if let Some(joined) = self.join(outcomes, true) {
                     *state = joined;
                 }
                 None
@@ -1041,7 +1053,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 self.command(body, &mut sub, &f);
                 // What the function assigns (`IFS` among them) it assigns wherever it is called:
                 // from here on a variable may hold what it held or what the function left.
-                if let Some(joined) = branches::join(vec![sub, state.clone()]) {
+                if let Some(joined) = self.join(vec![sub, state.clone()], false) {
                     *state = joined;
                 }
                 Some(String::new())
@@ -1190,6 +1202,19 @@ impl<'c, 'a> Walker<'c, 'a> {
         arg
     }
 
+    /// [`branches::join`], its work counted: past [`MAX_JOIN_WORK`]
+    /// variables compared the analysis stops.
+    #[inline(never)]
+    fn join(&mut self, outcomes: Vec<State>, replaceable: bool) -> Option<State> {
+        self.join_work +=
+            outcomes.iter().map(|o| o.vars.len() + o.maybe.as_ref().map_or(0, |m| m.arrays.len())).sum::<usize>();
+        if self.join_work > MAX_JOIN_WORK {
+            self.stop(&format!("it assigns too many variables in code that may not run ({MAX_JOIN_WORK} compared)"));
+            return None;
+        }
+        branches::join(outcomes, replaceable)
+    }
+
     /// What follows a parameter's name (`:-word`, `/x/y`, `[1]`), expanded
     /// part by part: quoted characters and those an expansion produced are
     /// escaped by a backslash (but for the pattern characters of an
@@ -1200,7 +1225,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         let mut op = Some(String::new());
         let escape = |out: &mut String, text: &str, glob: bool| {
             for c in text.chars() {
-                if !(c.is_alphanumeric() || (glob && matches!(c, '*' | '?' | '[' | ']'))) {
+                if !(c.is_ascii_alphanumeric() || (glob && matches!(c, '*' | '?' | '[' | ']'))) {
                     out.push('\\');
                 }
                 out.push(c);
@@ -1233,7 +1258,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
                 w
             };
-            assign_elements(state, param.name.clone(), true, vec![word]);
+            branches::alternatives(state, param.name.clone(), vec![word]);
         }
         op
     }
@@ -1452,6 +1477,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 };
                 if !arrays.iter().any(|(array, ..)| *array == name) {
                     parameters::assign_first(state, &name, text.clone());
+                    branches::replaced(state, &name);
                 }
                 Rc::make_mut(&mut state.vars).insert(name, Var { value: text, secret: value.secret });
             }

