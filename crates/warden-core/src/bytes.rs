@@ -86,6 +86,23 @@ pub(crate) fn contains(bytes: &[u8], byte: u8) -> bool {
     find(bytes, byte).is_some()
 }
 
+/// Whether `bytes` holds `needle` (not empty): each place its first byte
+/// is found is compared. Costs nothing before the first hit, where `str`'s
+/// `contains` first builds a two-way searcher (hundreds of instructions in
+/// the guest) for the short paths and names the checks search.
+pub(crate) fn contains_seq(bytes: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, _)) = needle.split_first() else { return true };
+    let mut from = 0;
+    while let Some(rest) = bytes.get(from..) {
+        let Some(at) = find(rest, first) else { return false };
+        if rest.get(at..).is_some_and(|r| r.starts_with(needle)) {
+            return true;
+        }
+        from += at + 1;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +134,26 @@ mod tests {
         assert_eq!(find(b"ab", 0), None, "the padding of the last word is no zero byte of the text");
         assert_eq!(find(b"\0", 0), Some(0));
         assert_eq!(find("é=".as_bytes(), b'='), Some(2));
+    }
+
+    #[test]
+    fn a_sequence_is_found_where_comparing_every_window_finds_it() {
+        // Every text of up to 7 bytes over `p`, `r`, `o`, `c` and NUL, for
+        // needles that repeat their first byte and ones that do not.
+        let alphabet = [b'p', b'r', b'o', b'c', 0];
+        for needle in [&b"proc"[..], b"pp", b"p", b"\0p", b"pop"] {
+            for len in 0..8u32 {
+                for mut n in 0..5usize.pow(len) {
+                    let mut text = vec![];
+                    for _ in 0..len {
+                        text.push(alphabet[n % 5]);
+                        n /= 5;
+                    }
+                    let want = text.windows(needle.len()).any(|w| w == needle);
+                    assert_eq!(contains_seq(&text, needle), want, "{needle:?} in {text:?}");
+                }
+            }
+        }
+        assert!(contains_seq(b"anything", b""), "the empty needle is everywhere");
     }
 }

@@ -73,7 +73,7 @@ fn split(path: &str) -> (Root, &str) {
 /// at `/`, `~` or `$HOME`, and does not mention `proc` (`/proc/self/cwd` is
 /// the working directory).
 pub fn is_rooted(path: &str) -> bool {
-    split(path).0 != Root::Relative && !path.contains("proc")
+    split(path).0 != Root::Relative && !crate::bytes::contains_seq(path.as_bytes(), b"proc")
 }
 
 /// Normalizes `path`, resolving a relative one against `cwd` (itself any

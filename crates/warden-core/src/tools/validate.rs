@@ -161,17 +161,27 @@ fn has_nul(value: &Value, depth: usize) -> bool {
 /// Checks the arguments of a call; `None` when they pass.
 pub fn check(schema: Option<&InputSchema>, entry: Option<&ToolEntry>, tool: &str, args: &Value) -> Option<Failure> {
     let tool = crate::config::reader::Shortened(tool);
-    let read_fields = entry.into_iter().flat_map(|e| {
-        e.command_fields.iter().chain(&e.path_fields).chain(&e.patch_fields).chain(&e.url_fields).chain(&e.cwd_fields)
-    });
-    for name in read_fields {
+    let read_fields = || {
+        entry.into_iter().flat_map(|e| {
+            e.command_fields
+                .iter()
+                .chain(&e.path_fields)
+                .chain(&e.patch_fields)
+                .chain(&e.url_fields)
+                .chain(&e.cwd_fields)
+        })
+    };
+    for name in read_fields() {
         if args.get(name.as_str()).is_some_and(|v| has_nul(v, 0)) {
             return Some((rules::INPUT_NUL_BYTE, format!("`{tool}` argument `{name}` contains a NUL character.")));
         }
     }
     let schema = schema?;
+    // The fields read above hold no NUL: their values are not scanned again.
+    let read = |k: &str| read_fields().any(|f| f.as_str() == k);
     if let Value::Object(map) = args
-        && let Some((name, _)) = map.iter().find(|(k, v)| crate::bytes::contains(k.as_bytes(), 0) || has_nul(v, 0))
+        && let Some((name, _)) =
+            map.iter().find(|(k, v)| crate::bytes::contains(k.as_bytes(), 0) || (!read(k) && has_nul(v, 0)))
     {
         return Some((
             rules::INPUT_NUL_BYTE,
