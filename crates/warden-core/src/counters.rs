@@ -84,17 +84,16 @@ impl Pending {
     pub fn add(&self, ports: &Ports<'_>, name: &str, now_ms: u64) {
         let due = {
             let mut state = self.0.borrow_mut();
-            if !state.deltas.contains_key(name) && state.deltas.len() >= MAX_PENDING_NAMES {
-                drop(state);
-                self.flush(ports.storage, ports.log);
-                state = self.0.borrow_mut();
-            }
             // The names repeat (a few rules decide most checks): counted in place once known.
-            match state.deltas.get_mut(name) {
-                Some(delta) => *delta = delta.saturating_add(1),
-                None => {
-                    state.deltas.insert(name.to_string(), 1);
+            if let Some(delta) = state.deltas.get_mut(name) {
+                *delta = delta.saturating_add(1);
+            } else {
+                if state.deltas.len() >= MAX_PENDING_NAMES {
+                    drop(state);
+                    self.flush(ports.storage, ports.log);
+                    state = self.0.borrow_mut();
                 }
+                state.deltas.insert(name.to_string(), 1);
             }
             state.calls = state.calls.saturating_add(1);
             let since = *state.since_ms.get_or_insert(now_ms);
