@@ -269,10 +269,11 @@ unsafe impl GlobalAlloc for ArenaThenDlmalloc {
     }
 }
 
-// dlmalloc's paths are kept out of line: inlined, their many registers made
-// every function that allocates or frees save and restore registers the
-// arena's few-instruction fast path never uses (Cranelift saves every
-// callee-saved register a function touches in its prologue).
+// dlmalloc's paths are kept out of line, so the arena's fast path (a bump or
+// a count), which nearly every allocation and free of a check takes, is all
+// that is compiled where it is called. Measured against dlmalloc's code
+// inlined there: the component is 18 KB smaller and a typical check runs
+// about 130 fewer instructions.
 
 /// dlmalloc's `alloc`, out of line.
 ///
