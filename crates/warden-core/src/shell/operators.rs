@@ -102,11 +102,14 @@ pub fn apply(value: &str, op: &str) -> Option<String> {
     }
 }
 
-/// A character in upper case as bash changes one; beyond ASCII it is
-/// kept (no upper-case letter of another script spells a name in ASCII,
-/// and leaving the table out keeps the component small).
+/// A character in upper case as bash changes one (`towupper`: one
+/// character for one, so `ß` stays `ß`, while `ſ` is `S` and `ı` is `I`).
 fn upper(c: char) -> char {
-    c.to_ascii_uppercase()
+    let mut mapped = c.to_uppercase();
+    match (mapped.next(), mapped.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
 }
 
 /// A character in lower case as bash changes one (`towlower`: `İ` is `i`,
@@ -529,7 +532,10 @@ mod tests {
         ("a dotted capital I is lowered to i", "credent\u{130}als", ",,", Some("credentials")),
         ("the Kelvin sign is lowered to k", "\u{212a}ey", "@L", Some("key")),
         ("a sharp s stays itself when raised", "stra\u{df}e", "^^", Some("STRA\u{df}E")),
-        ("a letter beyond ASCII is kept when raised", "\u{e9}t\u{e9}", "^^", Some("\u{e9}T\u{e9}")),
+        ("a letter beyond ASCII is raised as bash raises it", "\u{e9}t\u{e9}", "^^", Some("\u{c9}T\u{c9}")),
+        ("a long s is raised to an ASCII S", "/etc/\u{17f}hadow", "^^", Some("/ETC/SHADOW")),
+        ("a dotless i is raised to an ASCII I", "cred\u{131}t", "^", Some("Cred\u{131}t")),
+        ("a dotless i is raised to an ASCII I everywhere", "cred\u{131}t", "^^", Some("CREDIT")),
         ("a character class is not read", "a1", "//[[:digit:]]/", None),
         ("an extended pattern is not read", "ab", "//@(a|b)/", None),
         ("everything lowered", "/ETC/SHADOW", ",,", Some("/etc/shadow")),
